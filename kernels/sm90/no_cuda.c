@@ -1,0 +1,36 @@
+/* no_cuda.c - the CUDA entry points of a build without nvcc: each says so. */
+#include "flamia.h"
+#include "flamia_internal.h"
+
+#define NO_CUDA() flamia_fail(FLAMIA_ERR_UNSUPPORTED, "libflamia was built without CUDA (meson -Dcuda=enabled needs nvcc)")
+
+int flamia_cuda_available(void) { return 0; }
+flamia_status flamia_cuda_workspace_size(const flamia_recipe *r, const flamia_shape *s, size_t *bytes) {
+    (void)r; (void)s; (void)bytes;
+    return NO_CUDA();
+}
+flamia_status flamia_cuda_quantize(const flamia_recipe *r, const flamia_shape *s, const void *q,
+                                   const void *k, const void *v, void *ws, size_t wsb, void *st) {
+    (void)r; (void)s; (void)q; (void)k; (void)v; (void)ws; (void)wsb; (void)st;
+    return NO_CUDA();
+}
+flamia_status flamia_cuda_forward(const flamia_recipe *r, const flamia_shape *s, void *ws,
+                                  size_t wsb, void *o, float *lse, void *st) {
+    (void)r; (void)s; (void)ws; (void)wsb; (void)o; (void)lse; (void)st;
+    return NO_CUDA();
+}
+flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s, void *ws,
+                                   size_t wsb, const void *o, const float *lse, const void *dout,
+                                   void *dq, void *dk, void *dv, void *st) {
+    (void)r; (void)s; (void)ws; (void)wsb; (void)o; (void)lse; (void)dout; (void)dq; (void)dk;
+    (void)dv; (void)st;
+    return NO_CUDA();
+}
+flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape *s, const void *q,
+                                     const void *k, const void *v, const void *dout, void *o,
+                                     float *lse, void *dq, void *dk, void *dv, void *ws,
+                                     size_t wsb, void *st) {
+    (void)r; (void)s; (void)q; (void)k; (void)v; (void)dout; (void)o; (void)lse; (void)dq;
+    (void)dk; (void)dv; (void)ws; (void)wsb; (void)st;
+    return NO_CUDA();
+}

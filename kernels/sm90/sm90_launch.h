@@ -1,0 +1,79 @@
+/*
+ * sm90_launch.h - the contract between the C API plumbing (cuda_api.cu) and the
+ * Hopper kernels (quantize.cu, forward.cu, later backward.cu): the problem
+ * description after validation and the workspace layout both sides index.
+ * Included from CUDA C++ only.
+ */
+#ifndef FLAMIA_SM90_LAUNCH_H
+#define FLAMIA_SM90_LAUNCH_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Which function the kernels compute (docs/numerics.md section 6). */
+enum flamia_sm90_kind {
+    FLAMIA_SM90_BF16 = 0,    /* BF16 control path through the same code */
+    FLAMIA_SM90_MXFP8,       /* 32-token blocks, CEIL, dS 32x32 */
+    FLAMIA_SM90_MXFP8_EXACT  /* per-token scales, dS per row x 32 keys */
+};
+
+/* A validated problem: every field checked by cuda_api.cu before a launch. */
+struct flamia_sm90_problem {
+    int total_tokens, num_docs, heads_q, heads_kv, head_dim, causal, max_seqlen;
+    float softmax_scale;          /* effective (never 0) */
+    const int32_t *cu_seqlens;    /* device [num_docs+1] */
+    enum flamia_sm90_kind kind;
+    int hadamard;
+};
+
+/* Workspace layout: regions aligned to 256 bytes, offsets from the workspace base.
+ *   err_flag   int32: set (atomically, never cleared by kernels) when an input is non-finite
+ *   q_codes    uint8 [T][Hq][D]   E4M3 codes (K-major for Q K^T and for dS^T Q's transpose)
+ *   k_codes    uint8 [T][Hkv][D]
+ *   v_codes    uint8 [T][Hkv][D]  (dO V^T needs this layout)
+ *   vt_codes   uint8 [Hkv][D][t_pad]  the same V codes transposed (P V needs keys contiguous)
+ *   q_exp, k_exp, v_exp  int8 [T][H]: each token's block exponent (its block's, repeated)
+ *   q_bf16, k_bf16, v_bf16  uint16 [T][H][D]: BF16 path operands (after the Hadamard option)
+ *   row_frame  float [T][Hq]: the forward's final integer frame m_i (docs/numerics.md 3.2)
+ * t_pad = T rounded up to 16 (TMA needs 16-byte global strides). */
+struct flamia_sm90_layout {
+    size_t err_flag, q_codes, k_codes, v_codes, vt_codes, q_exp, k_exp, v_exp;
+    size_t q_bf16, k_bf16, v_bf16, row_frame, total;
+    int t_pad;
+};
+
+static inline size_t flamia_sm90_align(size_t x) { return (x + 255) & ~(size_t)255; }
+
+static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flamia_sm90_problem *p) {
+    struct flamia_sm90_layout L;
+    size_t T = (size_t)p->total_tokens, Hq = (size_t)p->heads_q, Hk = (size_t)p->heads_kv,
+           D = (size_t)p->head_dim;
+    L.t_pad = (int)((T + 15) / 16 * 16);
+    size_t off = 0;
+#define FLAMIA_REGION(field, bytes) L.field = off; off = flamia_sm90_align(off + (bytes));
+    FLAMIA_REGION(err_flag, 4)
+    FLAMIA_REGION(q_codes, T * Hq * D)
+    FLAMIA_REGION(k_codes, T * Hk * D)
+    FLAMIA_REGION(v_codes, T * Hk * D)
+    FLAMIA_REGION(vt_codes, Hk * D * (size_t)L.t_pad)
+    FLAMIA_REGION(q_exp, T * Hq)
+    FLAMIA_REGION(k_exp, T * Hk)
+    FLAMIA_REGION(v_exp, T * Hk)
+    FLAMIA_REGION(q_bf16, T * Hq * D * 2)
+    FLAMIA_REGION(k_bf16, T * Hk * D * 2)
+    FLAMIA_REGION(v_bf16, T * Hk * D * 2)
+    FLAMIA_REGION(row_frame, T * Hq * 4)
+#undef FLAMIA_REGION
+    L.total = off;
+    return L;
+}
+
+/* Kernels (return the launch's cudaError_t; never synchronize). */
+cudaError_t flamia_sm90_quantize(const struct flamia_sm90_problem *p, const uint16_t *q,
+                                 const uint16_t *k, const uint16_t *v, void *workspace,
+                                 cudaStream_t stream);
+cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *p, void *workspace,
+                                uint16_t *o, float *lse, cudaStream_t stream);
+
+#endif
