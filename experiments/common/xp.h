@@ -1,0 +1,234 @@
+/*
+ * xp.h - shared plumbing of the FLAMIA-H experiment drivers (experiments/<name>/main.c).
+ *
+ *   options   getopt_long helpers: --help --seed --out --backend --scale --heads
+ *             --workloads --recipes --quiet, parsed the same way by every driver
+ *   workloads the paper's workload catalogue (data/workloads/catalogue.tsv is written
+ *             from it by `xp_workloads --tsv`) and a spec grammar for custom packs
+ *   inputs    deterministic randn inputs with outlier channels (documented below)
+ *   tables    results as columns: a table is a set of equal-length 1-D columns, each
+ *             with units and a description; one HDF5 group per table
+ *   output    one HDF5 file per run, root attributes stamped with provenance, written
+ *             to a temporary name and renamed on success (never a half file)
+ *   metrics   cosine, relative L2, max relative row change
+ *   progress  "cases done / total, elapsed, eta" lines on stderr
+ *
+ * Schema (schema_version 1), read back by experiments/common/h5totsv.c:
+ *   /                 attributes: experiment, schema_version, git_commit, git_dirty, argv,
+ *                     seed, backend, device_name, cpu_model, gpu_name, gpu_driver,
+ *                     cuda_runtime, utc_time, hostname, flamia_version, hdf5_version,
+ *                     compiler, plus driver parameters (scale, heads, ...)
+ *   /<table>/         group, attributes: description, rows
+ *   /<table>/<col>    1-D dataset (float64, int64 or fixed-length string), attributes:
+ *                     units ("1" for dimensionless, "" for labels), description
+ */
+#ifndef FLAMIA_XP_H
+#define FLAMIA_XP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flamia.h"
+
+#define XP_SCHEMA_VERSION 1
+
+/* ------------------------------------------------------------------ rng */
+typedef struct {
+    uint64_t s[4];
+    int have_spare;
+    double spare;
+} xp_rng;
+void xp_rng_seed(xp_rng *r, uint64_t seed, uint64_t stream);
+uint64_t xp_rng_u64(xp_rng *r);
+double xp_rng_uniform(xp_rng *r); /* [0, 1) */
+double xp_rng_normal(xp_rng *r);  /* N(0, 1), Box-Muller */
+
+/* input generator knobs (see "inputs" below) */
+typedef struct {
+    int outliers;
+    float outlier_scale;
+    float dout_scale;
+} xp_input_cfg;
+
+/* --------------------------------------------------------------- options */
+typedef struct {
+    const char *experiment; /* driver name */
+    uint64_t seed;
+    const char *out;        /* --out FILE.h5 (required) */
+    const char *backend;    /* "cpu" or "cuda" */
+    double scale;           /* document-length factor, (0, 1] */
+    int heads;              /* 0: catalogue's heads; else heads_q override (GQA ratio kept) */
+    const char *workloads;  /* comma list of catalogue names / specs */
+    const char *recipes;    /* comma list of recipe presets */
+    int quiet;
+    int backends_supported; /* bit 0: cpu, bit 1: cuda */
+    int outliers;           /* K outlier channels per head (--outliers, default 4) */
+    double outlier_scale;   /* their multiplier (--outlier-scale, default 20) */
+} xp_opts;
+
+/* Long options every driver accepts; append to the driver's own struct option array. */
+#define XP_OPT_BASE 1000
+enum { XP_OPT_SEED = XP_OPT_BASE, XP_OPT_OUT, XP_OPT_BACKEND, XP_OPT_SCALE, XP_OPT_HEADS,
+       XP_OPT_WORKLOADS, XP_OPT_RECIPES, XP_OPT_QUIET, XP_OPT_HELP, XP_OPT_OUTLIERS,
+       XP_OPT_OUTLIER_SCALE };
+#define XP_COMMON_LONGOPTS                                                                 \
+    {"seed", required_argument, 0, XP_OPT_SEED}, {"out", required_argument, 0, XP_OPT_OUT}, \
+    {"backend", required_argument, 0, XP_OPT_BACKEND},                                      \
+    {"scale", required_argument, 0, XP_OPT_SCALE},                                          \
+    {"heads", required_argument, 0, XP_OPT_HEADS},                                          \
+    {"workloads", required_argument, 0, XP_OPT_WORKLOADS},                                  \
+    {"recipes", required_argument, 0, XP_OPT_RECIPES},                                      \
+    {"quiet", no_argument, 0, XP_OPT_QUIET}, {"help", no_argument, 0, XP_OPT_HELP},          \
+    {"outliers", required_argument, 0, XP_OPT_OUTLIERS},                                    \
+    {"outlier-scale", required_argument, 0, XP_OPT_OUTLIER_SCALE}
+
+/* Defaults every driver starts from (then sets experiment, workloads, scale, backends). */
+xp_opts xp_opts_default(const char *experiment);
+/* The input configuration the options select. */
+xp_input_cfg xp_opts_inputs(const xp_opts *o);
+/* Handles a common option. Returns 1 when handled, 0 when c is not common, -1 on a
+ * bad value (message already printed); XP_OPT_HELP returns 2 (caller prints usage). */
+int xp_opts_handle(xp_opts *o, int c, const char *arg);
+/* Checks required options (--out) and backend support; prints why and returns -1. */
+int xp_opts_finish(xp_opts *o);
+/* Prints the common options' help (with the driver's defaults) to stdout. */
+void xp_print_common_usage(const xp_opts *defaults);
+
+/* Parsing helpers: return 0 on success, -1 with a message on stderr. */
+int xp_parse_double(const char *what, const char *s, double lo, double hi, double *out);
+int xp_parse_int(const char *what, const char *s, long lo, long hi, int *out);
+/* Splits a comma list into a NULL-terminated array of strings (free with xp_strv_free). */
+char **xp_split_list(const char *s, int *n);
+void xp_strv_free(char **v);
+
+/* ------------------------------------------------------------- workloads */
+typedef struct {
+    char name[64];      /* catalogue name or the spec */
+    char kind[16];      /* equal, skewed, variable, gqa, custom */
+    char spec[96];      /* e.g. "4x4096", "8192+32x256", "logu:16384:32:8192:16" */
+    int num_docs;
+    int total_tokens;
+    int32_t *cu_seqlens; /* [num_docs + 1] */
+    int heads_q, heads_kv, head_dim;
+    double scale;
+    int max_len;
+} xp_workload;
+
+typedef struct {
+    const char *name, *kind, *spec;
+    int heads_q, heads_kv, head_dim;
+    const char *note;
+} xp_catalogue_entry;
+const xp_catalogue_entry *xp_catalogue(int *n);
+/* Builds a workload from a catalogue name or a spec ("AxL+B+CxM", "logu:T:min:max:seed"), lengths multiplied by scale (rounded, at least 1), heads_q replaced
+ * by heads when > 0 (GQA ratio kept). Returns 0, or -1 with a reason in err. */
+int xp_workload_make(const char *name_or_spec, double scale, int heads, xp_workload *w, char *err,
+                     size_t errlen);
+void xp_workload_free(xp_workload *w);
+flamia_shape xp_workload_shape(const xp_workload *w);
+/* sum over documents of len*(len+1)/2 : causal (query, key) pairs per head */
+double xp_workload_causal_pairs(const xp_workload *w);
+
+/* ---------------------------------------------------------------- inputs */
+/* Inputs of one packed attention call, [T][H][D] floats.
+ *  q, k, v, dout ~ N(0, 1) (independent streams derived from seed);
+ *  k: `outliers` head-dim channels per kv head (chosen per head by the seed) multiplied by
+ *     `outlier_scale` (default 4 channels x 20), the outlier-K-channel pattern of real
+ *     models that breaks fixed pre-scales (PAPER.md, "data-dependent pre-scale");
+ *  dout additionally multiplied by dout_scale (default 1: block scaling is scale-free,
+ *  only the FIXED dS rule of ds_underflow depends on it). */
+xp_input_cfg xp_input_defaults(void);
+typedef struct {
+    size_t nq, nkv; /* element counts */
+    float *q, *k, *v, *dout;
+} xp_inputs;
+int xp_inputs_make(const xp_workload *w, uint64_t seed, const xp_input_cfg *cfg, xp_inputs *in);
+int xp_inputs_copy(const xp_inputs *src, xp_inputs *dst);
+void xp_inputs_free(xp_inputs *in);
+
+/* ------------------------------------------------------------ attention */
+/* Results of one training call (forward + backward) on the CPU reference. */
+typedef struct {
+    size_t nq, nkv, nlse;
+    float *o, *lse, *dq, *dk, *dv;
+    flamia_ref_stats stats;
+} xp_result;
+int xp_result_alloc(xp_result *r, const xp_workload *w);
+void xp_result_free(xp_result *r);
+/* forward + backward_ex with the CPU reference; prints flamia_last_error on failure */
+int xp_run_ref(const flamia_recipe *rc, const xp_workload *w, const xp_inputs *in, xp_result *out);
+typedef struct {
+    size_t nq, nkv;
+    double *o, *lse, *dq, *dk, *dv;
+} xp_result64;
+int xp_run_ref64(const xp_workload *w, const xp_inputs *in, xp_result64 *out);
+void xp_result64_free(xp_result64 *r);
+
+/* --------------------------------------------------------------- metrics */
+/* over tokens [t0, t1) of a [T][H][D] tensor (all heads) */
+double xp_cosine_f64(const float *a, const double *ref, int t0, int t1, int H, int D);
+double xp_rel_l2_f64(const float *a, const double *ref, int t0, int t1, int H, int D);
+/* max over (token in [t0,t1), head) of ||a-b||_2 / ||b||_2 (rows with ||b|| = 0 count
+ * their ||a|| alone); a NaN anywhere gives NaN */
+double xp_max_row_rel_change(const float *a, const float *b, int t0, int t1, int H, int D);
+/* fraction of elements in [t0, t1) that differ bitwise */
+double xp_changed_fraction(const float *a, const float *b, int t0, int t1, int H, int D);
+double xp_cosine_ff(const float *a, const float *b, int t0, int t1, int H, int D);
+
+/* ---------------------------------------------------------------- tables */
+typedef enum { XP_STR, XP_F64, XP_I64 } xp_coltype;
+typedef struct xp_table xp_table;
+xp_table *xp_table_new(const char *name, const char *description);
+void xp_table_free(xp_table *t);
+/* units: "1" dimensionless, "" labels, else a unit ("ms", "s", "tiles", ...) */
+void xp_table_col(xp_table *t, const char *name, xp_coltype type, const char *units,
+                  const char *description);
+void xp_row_begin(xp_table *t);
+void xp_set_s(xp_table *t, const char *col, const char *v);
+void xp_set_f(xp_table *t, const char *col, double v);
+void xp_set_i(xp_table *t, const char *col, int64_t v);
+void xp_row_end(xp_table *t); /* unset cells: "" / NaN / 0 */
+size_t xp_table_rows(const xp_table *t);
+/* read back a cell of a finished row (numeric columns as double) */
+double xp_get_f(const xp_table *t, const char *col, size_t row);
+const char *xp_get_s(const xp_table *t, const char *col, size_t row);
+
+/* ---------------------------------------------------------------- output */
+typedef struct xp_out xp_out;
+/* Creates OUT.tmp.<pid> beside --out and stamps the provenance attributes. NULL on error. */
+xp_out *xp_out_open(const xp_opts *o, int argc, char **argv);
+void xp_out_attr_s(xp_out *f, const char *name, const char *v);
+void xp_out_attr_f(xp_out *f, const char *name, double v);
+void xp_out_attr_i(xp_out *f, const char *name, int64_t v);
+int xp_out_table(xp_out *f, const xp_table *t);
+/* Closes and renames onto --out. Returns 0, or -1 (temporary removed). */
+int xp_out_commit(xp_out *f);
+void xp_out_abort(xp_out *f); /* closes and removes the temporary */
+
+/* provenance (also used by the output) */
+void xp_git_info(char *commit, size_t n, int *dirty);
+void xp_cpu_model(char *buf, size_t n);
+void xp_gpu_info(char *name, size_t n, char *driver, size_t m); /* "none" without nvidia-smi */
+void xp_utc_now(char *buf, size_t n);
+
+/* -------------------------------------------------------------- progress */
+typedef struct {
+    const char *label;
+    long total, done;
+    double t0, last;
+    int quiet;
+} xp_progress;
+void xp_progress_init(xp_progress *p, const char *label, long total, int quiet);
+void xp_progress_step(xp_progress *p, const char *what); /* done++, print at most 2/s */
+void xp_progress_end(xp_progress *p);
+double xp_now(void); /* monotonic seconds */
+
+/* --------------------------------------------------------------- helpers */
+void *xp_xmalloc(size_t n); /* exits with a message on failure */
+void xp_die(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2), noreturn))
+#endif
+    ;
+
+#endif
