@@ -1,0 +1,282 @@
+/*
+ * cuda_api.cu - the CUDA entry points of flamia.h (Hopper, sm_90a).
+ *
+ * Every check happens on the host before anything is enqueued, and none of
+ * them synchronizes: recipe (flamia_recipe_validate, then the subset the GPU
+ * implements), shape dimensions (cu_seqlens is a device pointer: its contents
+ * are not read here), pointers (NULL, 16-byte alignment, memory the device can
+ * address), workspace size, and the GPU itself (sm_90). On any failure
+ * nothing is enqueued, so nothing is written. Nothing is allocated: the
+ * calls can be captured in a CUDA graph. docs/cuda-api.md is the user guide.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "flamia.h"
+#include "flamia_internal.h"
+#include "sm90_launch.h"
+
+namespace {
+
+flamia_status cuda_fail(const char *where, cudaError_t e) {
+    return flamia_fail(FLAMIA_ERR_CUDA, "%s: CUDA error %d (%s): %s", where, (int)e, cudaGetErrorName(e),
+                       cudaGetErrorString(e));
+}
+
+/* The current device must be an sm_90 GPU (the kernels are sm_90a machine code). */
+flamia_status check_device(const char *fn) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        (void)cudaGetLastError(); /* a missing device is an answer, not a pending error */
+        return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "%s: no CUDA device visible (%s)", fn,
+                           e != cudaSuccess ? cudaGetErrorString(e) : "device count 0");
+    }
+    int dev = 0, major = 0, minor = 0;
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess) return cuda_fail(fn, e);
+    if ((e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev)) != cudaSuccess)
+        return cuda_fail(fn, e);
+    if (major != 9 || minor != 0)
+        return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
+                           "%s: GPU %d is sm_%d%d; libflamia's kernels are built for sm_90a (Hopper) only", fn,
+                           dev, major, minor);
+    return FLAMIA_OK;
+}
+
+bool same_oq(const flamia_operand_quant &a, const flamia_operand_quant &b) {
+    if (a.format != b.format) return false;
+    if (a.format == FLAMIA_FMT_FP32 || a.format == FLAMIA_FMT_BF16) return true;
+    return a.granularity == b.granularity && a.exp_rule == b.exp_rule;
+}
+
+/* Is r the preset p up to the Hadamard option? (name is informational only) */
+bool same_recipe(const flamia_recipe &r, const flamia_recipe &p) {
+    return same_oq(r.q_score, p.q_score) && same_oq(r.k_score, p.k_score) && same_oq(r.q, p.q) &&
+           same_oq(r.k, p.k) && same_oq(r.v, p.v) && same_oq(r.dout, p.dout) && r.p_format == p.p_format &&
+           (r.p_format != FLAMIA_FMT_E4M3 || r.p_offset_log2 == p.p_offset_log2) &&
+           r.ds_format == p.ds_format &&
+           (r.ds_format != FLAMIA_FMT_E4M3 || (r.ds_scale == p.ds_scale && r.ds_exp_rule == p.ds_exp_rule)) &&
+           r.token_block == p.token_block && r.tile_q == p.tile_q && r.tile_k == p.tile_k &&
+           r.exp_mode == p.exp_mode;
+}
+
+flamia_status recipe_kind(const char *fn, const flamia_recipe *r, enum flamia_sm90_kind *kind) {
+    if (r->hadamard != 0 && r->hadamard != 1)
+        return flamia_fail(FLAMIA_ERR_INVALID, "%s: recipe.hadamard must be 0 or 1 (got %d)", fn, r->hadamard);
+    static const struct {
+        const char *name;
+        enum flamia_sm90_kind kind;
+    } supported[] = {{"mxfp8", FLAMIA_SM90_MXFP8},
+                     {"mxfp8-exact", FLAMIA_SM90_MXFP8_EXACT},
+                     {"bf16", FLAMIA_SM90_BF16}};
+    for (const auto &s : supported) {
+        flamia_recipe p;
+        if (flamia_recipe_preset(s.name, &p) != FLAMIA_OK) continue;
+        if (same_recipe(*r, p)) {
+            *kind = s.kind;
+            return FLAMIA_OK;
+        }
+    }
+    char name[sizeof r->name + 1];
+    memcpy(name, r->name, sizeof r->name);
+    name[sizeof r->name] = '\0';
+    return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
+                       "%s: recipe '%s' is not implemented on the GPU: the CUDA backend runs the presets bf16, "
+                       "mxfp8 and mxfp8-exact unchanged except for the hadamard knob (use the CPU reference "
+                       "for the others)",
+                       fn, name);
+}
+
+/* Recipe + shape + device -> validated problem. */
+flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape *s, int training,
+                      flamia_sm90_problem *P) {
+    if (!r) return flamia_fail(FLAMIA_ERR_INVALID, "%s: recipe is NULL", fn);
+    if (!s) return flamia_fail(FLAMIA_ERR_INVALID, "%s: shape is NULL", fn);
+    flamia_status st = flamia_recipe_validate(r, training);
+    if (st) return st;
+    if ((st = flamia_shape_check_dims(s))) return st;
+    if (s->max_seqlen < 1 || s->max_seqlen > s->total_tokens)
+        return flamia_fail(FLAMIA_ERR_INVALID,
+                           "%s: shape.max_seqlen %d must be the longest document's length, in [1, total_tokens=%d] "
+                           "(CUDA calls cannot read the device cu_seqlens on the host)",
+                           fn, s->max_seqlen, s->total_tokens);
+    if ((long long)s->max_seqlen * s->num_docs < s->total_tokens)
+        return flamia_fail(FLAMIA_ERR_INVALID,
+                           "%s: shape.max_seqlen %d is too small: %d documents of at most %d tokens cannot hold %d",
+                           fn, s->max_seqlen, s->num_docs, s->max_seqlen, s->total_tokens);
+    if ((size_t)s->total_tokens > ((size_t)1 << 31) - 16)
+        return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "%s: total_tokens %d too large", fn, s->total_tokens);
+    enum flamia_sm90_kind kind;
+    if ((st = recipe_kind(fn, r, &kind))) return st;
+    if ((st = check_device(fn))) return st;
+    memset(P, 0, sizeof *P);
+    P->total_tokens = s->total_tokens;
+    P->num_docs = s->num_docs;
+    P->heads_q = s->heads_q;
+    P->heads_kv = s->heads_kv;
+    P->head_dim = s->head_dim;
+    P->causal = s->causal;
+    P->max_seqlen = s->max_seqlen;
+    P->softmax_scale = flamia_effective_scale(s);
+    P->cu_seqlens = s->cu_seqlens;
+    P->kind = kind;
+    P->hadamard = r->hadamard;
+    return FLAMIA_OK;
+}
+
+/* A pointer the kernels dereference: non-NULL, aligned, addressable by the device. */
+flamia_status check_ptr(const char *fn, const char *what, const void *p, size_t align) {
+    if (!p) return flamia_fail(FLAMIA_ERR_INVALID, "%s: %s is NULL", fn, what);
+    if ((uintptr_t)p % align)
+        return flamia_fail(FLAMIA_ERR_INVALID, "%s: %s = %p is not %zu-byte aligned", fn, what, p, align);
+    cudaPointerAttributes at;
+    cudaError_t e = cudaPointerGetAttributes(&at, p);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return flamia_fail(FLAMIA_ERR_INVALID, "%s: %s = %p is not memory the GPU can address (%s)", fn, what, p,
+                           cudaGetErrorString(e));
+    }
+    if (at.type == cudaMemoryTypeUnregistered || !at.devicePointer)
+        return flamia_fail(FLAMIA_ERR_INVALID,
+                           "%s: %s = %p is host memory; CUDA calls take device pointers (cudaMalloc)%s", fn, what, p,
+                           !strcmp(what, "shape.cu_seqlens") ? " - cu_seqlens too is a device pointer here" : "");
+    return FLAMIA_OK;
+}
+
+flamia_status check_workspace(const char *fn, const flamia_sm90_problem *P, const void *ws, size_t bytes) {
+    flamia_status st = check_ptr(fn, "workspace", ws, 256);
+    if (st) return st;
+    const flamia_sm90_layout L = flamia_sm90_layout_of(P);
+    if (bytes < L.total)
+        return flamia_fail(FLAMIA_ERR_INVALID,
+                           "%s: workspace_bytes %zu too small: this recipe and shape need %zu "
+                           "(flamia_cuda_workspace_size)",
+                           fn, bytes, L.total);
+    return FLAMIA_OK;
+}
+
+/* Nothing of ours may run on top of an error the caller has not collected. */
+flamia_status check_pending(const char *fn) {
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return flamia_fail(FLAMIA_ERR_CUDA, "%s: a CUDA error was pending before the call: %s: %s", fn,
+                           cudaGetErrorName(e), cudaGetErrorString(e));
+    return FLAMIA_OK;
+}
+
+flamia_status check_inputs(const char *fn, const flamia_shape *s, const void *q, const void *k, const void *v) {
+    flamia_status st;
+    if ((st = check_ptr(fn, "shape.cu_seqlens", s->cu_seqlens, 4)) || (st = check_ptr(fn, "q", q, 16)) ||
+        (st = check_ptr(fn, "k", k, 16)) || (st = check_ptr(fn, "v", v, 16)))
+        return st;
+    return FLAMIA_OK;
+}
+
+flamia_status quantize_checked(const char *fn, const flamia_sm90_problem *P, const void *q, const void *k,
+                               const void *v, void *ws, cudaStream_t stream) {
+    cudaError_t e =
+        flamia_sm90_quantize(P, (const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, ws, stream);
+    if (e != cudaSuccess) return cuda_fail(fn, e);
+    return FLAMIA_OK;
+}
+
+flamia_status forward_checked(const char *fn, const flamia_sm90_problem *P, void *ws, void *o, float *lse,
+                              cudaStream_t stream) {
+    cudaError_t e = flamia_sm90_forward(P, ws, (uint16_t *)o, lse, stream);
+    if (e != cudaSuccess) return cuda_fail(fn, e);
+    return FLAMIA_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+int flamia_cuda_available(void) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return major == 9 && minor == 0;
+}
+
+flamia_status flamia_cuda_workspace_size(const flamia_recipe *r, const flamia_shape *s, size_t *bytes) {
+    static const char fn[] = "flamia_cuda_workspace_size";
+    if (!bytes) return flamia_fail(FLAMIA_ERR_INVALID, "%s: bytes is NULL", fn);
+    flamia_sm90_problem P;
+    flamia_status st = prepare(fn, r, s, 0, &P);
+    if (st) return st;
+    *bytes = flamia_sm90_layout_of(&P).total;
+    return FLAMIA_OK;
+}
+
+flamia_status flamia_cuda_quantize(const flamia_recipe *r, const flamia_shape *s, const void *q, const void *k,
+                                   const void *v, void *workspace, size_t workspace_bytes, void *stream) {
+    static const char fn[] = "flamia_cuda_quantize";
+    flamia_sm90_problem P;
+    flamia_status st;
+    if ((st = prepare(fn, r, s, 0, &P)) || (st = check_inputs(fn, s, q, k, v)) ||
+        (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_pending(fn)))
+        return st;
+    return quantize_checked(fn, &P, q, k, v, workspace, (cudaStream_t)stream);
+}
+
+flamia_status flamia_cuda_forward(const flamia_recipe *r, const flamia_shape *s, void *workspace,
+                                  size_t workspace_bytes, void *o, float *lse, void *stream) {
+    static const char fn[] = "flamia_cuda_forward";
+    flamia_sm90_problem P;
+    flamia_status st;
+    if ((st = prepare(fn, r, s, 0, &P)) || (st = check_ptr(fn, "shape.cu_seqlens", s->cu_seqlens, 4)) ||
+        (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_ptr(fn, "o", o, 16)) ||
+        (st = check_ptr(fn, "lse", lse, 16)) || (st = check_pending(fn)))
+        return st;
+    return forward_checked(fn, &P, workspace, o, lse, (cudaStream_t)stream);
+}
+
+flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s, void *workspace,
+                                   size_t workspace_bytes, const void *o, const float *lse, const void *dout,
+                                   void *dq, void *dk, void *dv, void *stream) {
+    static const char fn[] = "flamia_cuda_backward";
+    (void)stream;
+    flamia_sm90_problem P;
+    flamia_status st;
+    if ((st = prepare(fn, r, s, 1, &P)) || (st = check_ptr(fn, "shape.cu_seqlens", s->cu_seqlens, 4)) ||
+        (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_ptr(fn, "o", o, 16)) ||
+        (st = check_ptr(fn, "lse", lse, 16)) || (st = check_ptr(fn, "dout", dout, 16)) ||
+        (st = check_ptr(fn, "dq", dq, 16)) || (st = check_ptr(fn, "dk", dk, 16)) ||
+        (st = check_ptr(fn, "dv", dv, 16)))
+        return st;
+    return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "%s: the sm_90 backward is not implemented yet", fn);
+}
+
+flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape *s, const void *q, const void *k,
+                                     const void *v, const void *dout, void *o, float *lse, void *dq, void *dk,
+                                     void *dv, void *workspace, size_t workspace_bytes, void *stream) {
+    static const char fn[] = "flamia_cuda_train_step";
+    flamia_sm90_problem P;
+    flamia_status st;
+    if ((st = prepare(fn, r, s, 1, &P)) || (st = check_inputs(fn, s, q, k, v)) ||
+        (st = check_ptr(fn, "dout", dout, 16)) || (st = check_ptr(fn, "o", o, 16)) ||
+        (st = check_ptr(fn, "lse", lse, 16)) || (st = check_ptr(fn, "dq", dq, 16)) ||
+        (st = check_ptr(fn, "dk", dk, 16)) || (st = check_ptr(fn, "dv", dv, 16)) ||
+        (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_pending(fn)))
+        return st;
+    /* Until the backward exists nothing is enqueued: a train step that ran only
+     * quantize and forward would hand back dq/dk/dv untouched. */
+    (void)stream;
+    return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
+                       "%s: the sm_90 backward is not implemented yet (flamia_cuda_quantize + "
+                       "flamia_cuda_forward run)",
+                       fn);
+}
+
+} // extern "C"

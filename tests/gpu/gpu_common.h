@@ -1,0 +1,121 @@
+/* gpu_common.h - helpers of the `gpu` test suite (CUDA runtime from C). */
+#ifndef FLAMIA_GPU_COMMON_H
+#define FLAMIA_GPU_COMMON_H
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flamia.h"
+#include "flamia_formats.h"
+
+#define SKIP_CODE 77
+
+#define CK(call)                                                                                         \
+    do {                                                                                                 \
+        cudaError_t e_ = (call);                                                                         \
+        if (e_ != cudaSuccess) {                                                                         \
+            fprintf(stderr, "FAIL %s:%d: %s -> %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                                     \
+        }                                                                                                \
+    } while (0)
+
+#define FL(call)                                                                                       \
+    do {                                                                                               \
+        flamia_status s_ = (call);                                                                     \
+        if (s_ != FLAMIA_OK) {                                                                         \
+            fprintf(stderr, "FAIL %s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call,                   \
+                    flamia_status_string(s_), flamia_last_error());                                    \
+            exit(1);                                                                                   \
+        }                                                                                              \
+    } while (0)
+
+static inline void gpu_skip_if_unavailable(const char *name) {
+    if (!flamia_cuda_available()) {
+        printf("SKIP %s: no sm_90 GPU visible (or libflamia built without CUDA)\n", name);
+        exit(SKIP_CODE);
+    }
+}
+
+/* ---- deterministic random numbers (splitmix64) */
+typedef struct { uint64_t s; } rng_t;
+static inline uint64_t rng_u64(rng_t *r) {
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static inline double rng_uniform(rng_t *r) { return (double)(rng_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
+static inline int rng_int(rng_t *r, int lo, int hi) { /* [lo, hi] */
+    return lo + (int)(rng_u64(r) % (uint64_t)(hi - lo + 1));
+}
+static inline double rng_normal(rng_t *r) {
+    double u = rng_uniform(r), v = rng_uniform(r);
+    if (u < 1e-300) u = 1e-300;
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* Fresh inputs every run; FLAMIA_TEST_SEED=n repeats one. */
+static inline uint64_t gpu_seed(const char *name) {
+    const char *env = getenv("FLAMIA_TEST_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
+    printf("%s: seed %llu (FLAMIA_TEST_SEED=%llu repeats this run)\n", name, (unsigned long long)seed,
+           (unsigned long long)seed);
+    return seed;
+}
+
+/* ---- packed layouts */
+/* Fills cu[0..n] from lens[0..n-1]; returns T. */
+static inline int cu_from_lens(const int *lens, int n, int32_t *cu) {
+    cu[0] = 0;
+    for (int i = 0; i < n; i++) cu[i + 1] = cu[i] + lens[i];
+    return cu[n];
+}
+static inline int max_len(const int32_t *cu, int n) {
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (cu[i + 1] - cu[i] > m) m = cu[i + 1] - cu[i];
+    return m;
+}
+/* Random document lengths with 1-token documents, odd lengths, lengths around
+ * multiples of 32 and 128; total about `target`. Returns the number of docs. */
+static inline int random_lens(rng_t *r, int target, int *lens, int cap) {
+    static const int pool[] = {1, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 200, 255, 257, 300, 385};
+    int n = 0, t = 0;
+    while (t < target && n < cap) {
+        int l = pool[rng_u64(r) % (sizeof pool / sizeof pool[0])];
+        if (rng_uniform(r) < 0.3) l = rng_int(r, 1, 400);
+        if (t + l > target) l = target - t;
+        lens[n++] = l;
+        t += l;
+    }
+    return n;
+}
+
+/* ---- BF16 tensors: random values held as floats that are exact BF16 values */
+static inline void fill_bf16(rng_t *r, float *x, uint16_t *b, size_t n, double scale) {
+    for (size_t i = 0; i < n; i++) {
+        b[i] = flamia_bf16_bits((float)(rng_normal(r) * scale));
+        x[i] = flamia_bf16_value(b[i]);
+    }
+}
+
+static inline void *dmalloc(size_t bytes) {
+    void *p = NULL;
+    CK(cudaMalloc(&p, bytes < 16 ? 16 : bytes));
+    return p;
+}
+static inline void *xmalloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "FAIL: host malloc(%zu)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+#endif

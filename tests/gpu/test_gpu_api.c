@@ -1,0 +1,187 @@
+/*
+ * test_gpu_api.c - the CUDA entry points refuse bad input with a clear status
+ * and message, write nothing when they refuse, and can be captured in a CUDA
+ * graph (the replay reproduces the eager call bit for bit).
+ */
+#include "gpu_common.h"
+
+static int failures;
+#define EXPECT(cond, ...)                                        \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            failures++;                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fprintf(stderr, "\n");                               \
+        }                                                        \
+    } while (0)
+
+/* The call must return `want` and leave a message naming `needle`. */
+#define EXPECT_STATUS(call, want, needle)                                                                   \
+    do {                                                                                                    \
+        flamia_status got_ = (call);                                                                        \
+        const char *msg_ = flamia_last_error();                                                             \
+        EXPECT(got_ == (want), "%s -> %s (want %s): %s", #call, flamia_status_string(got_),                 \
+               flamia_status_string(want), msg_);                                                           \
+        EXPECT(msg_ && strstr(msg_, (needle)), "%s: message '%s' does not mention '%s'", #call, msg_, needle); \
+        printf("  %-22s %-12s %s\n", flamia_status_string(got_), needle, msg_);                              \
+    } while (0)
+
+int main(void) {
+    gpu_skip_if_unavailable("test_gpu_api");
+    rng_t r = {gpu_seed("test_gpu_api")};
+    int lens[] = {1, 300, 77, 129, 500};
+    int32_t cu[6];
+    const int nd = 5, T = cu_from_lens(lens, nd, cu), Hq = 4, Hkv = 2, D = 128;
+    size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
+    int32_t *dcu = dmalloc(sizeof cu);
+    CK(cudaMemcpy(dcu, cu, sizeof cu, cudaMemcpyHostToDevice));
+    flamia_recipe rec;
+    FL(flamia_recipe_preset("mxfp8", &rec));
+    flamia_shape sh = {T, nd, dcu, Hq, Hkv, D, 1, 0.0f, max_len(cu, nd)};
+    size_t wsb = 0;
+    FL(flamia_cuda_workspace_size(&rec, &sh, &wsb));
+    uint8_t *ws = dmalloc(wsb);
+    uint16_t *dq = dmalloc(nq * 2 + 64), *dk = dmalloc(nk * 2 + 64), *dv = dmalloc(nk * 2 + 64);
+    uint16_t *dO = dmalloc(nq * 2 + 64), *ddo = dmalloc(nq * 2), *ddq = dmalloc(nq * 2);
+    uint16_t *ddk = dmalloc(nk * 2), *ddv = dmalloc(nk * 2);
+    float *dlse = dmalloc((size_t)T * Hq * 4 + 64);
+    float *scratch = xmalloc(nq * 4);
+    uint16_t *h = xmalloc(nq * 2);
+    fill_bf16(&r, scratch, h, nq, 1.0);
+    CK(cudaMemcpy(dq, h, nq * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dk, h, nk * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dv, h + nk, nk * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(ddo, h, nq * 2, cudaMemcpyHostToDevice));
+
+    printf("refusals (status, key word, message):\n");
+    /* ---- recipes */
+    flamia_recipe bad;
+    const char *unsupported[] = {"nvfp4", "fp8-tensor", "mx-floor"};
+    for (int i = 0; i < 3; i++) {
+        FL(flamia_recipe_preset(unsupported[i], &bad));
+        EXPECT_STATUS(flamia_cuda_workspace_size(&bad, &sh, &wsb), FLAMIA_ERR_UNSUPPORTED, unsupported[i]);
+        EXPECT_STATUS(flamia_cuda_quantize(&bad, &sh, dq, dk, dv, ws, wsb, NULL), FLAMIA_ERR_UNSUPPORTED,
+                      "not implemented on the GPU");
+    }
+    bad = rec;
+    bad.exp_mode = FLAMIA_EXP2_SCHRAUDOLPH;
+    EXPECT_STATUS(flamia_cuda_forward(&bad, &sh, ws, wsb, dO, dlse, NULL), FLAMIA_ERR_UNSUPPORTED, "mxfp8");
+    EXPECT_STATUS(flamia_cuda_train_step(&bad, &sh, dq, dk, dv, ddo, dO, dlse, ddq, ddk, ddv, ws, wsb, NULL),
+                  FLAMIA_ERR_INVALID, "inference-only");
+    bad = rec;
+    bad.tile_q = 64;
+    EXPECT_STATUS(flamia_cuda_quantize(&bad, &sh, dq, dk, dv, ws, wsb, NULL), FLAMIA_ERR_UNSUPPORTED, "preset");
+    bad = rec;
+    bad.hadamard = 2;
+    EXPECT_STATUS(flamia_cuda_quantize(&bad, &sh, dq, dk, dv, ws, wsb, NULL), FLAMIA_ERR_INVALID, "hadamard");
+    EXPECT_STATUS(flamia_cuda_quantize(NULL, &sh, dq, dk, dv, ws, wsb, NULL), FLAMIA_ERR_INVALID, "recipe");
+
+    /* ---- shapes */
+    flamia_shape s2 = sh;
+    s2.head_dim = 96;
+    EXPECT_STATUS(flamia_cuda_workspace_size(&rec, &s2, &wsb), FLAMIA_ERR_UNSUPPORTED, "head_dim");
+    s2 = sh;
+    s2.heads_q = 3;
+    EXPECT_STATUS(flamia_cuda_quantize(&rec, &s2, dq, dk, dv, ws, wsb, NULL), FLAMIA_ERR_INVALID, "heads");
+    s2 = sh;
+    s2.max_seqlen = 0;
+    EXPECT_STATUS(flamia_cuda_quantize(&rec, &s2, dq, dk, dv, ws, wsb, NULL), FLAMIA_ERR_INVALID, "max_seqlen");
+    s2.max_seqlen = 10; /* 5 documents of <= 10 tokens cannot hold T */
+    EXPECT_STATUS(flamia_cuda_forward(&rec, &s2, ws, wsb, dO, dlse, NULL), FLAMIA_ERR_INVALID, "max_seqlen");
+    s2 = sh;
+    s2.cu_seqlens = cu; /* a host pointer */
+    EXPECT_STATUS(flamia_cuda_quantize(&rec, &s2, dq, dk, dv, ws, wsb, NULL), FLAMIA_ERR_INVALID, "cu_seqlens");
+    s2.cu_seqlens = NULL;
+    EXPECT_STATUS(flamia_cuda_quantize(&rec, &s2, dq, dk, dv, ws, wsb, NULL), FLAMIA_ERR_INVALID, "cu_seqlens");
+    EXPECT_STATUS(flamia_cuda_quantize(&rec, NULL, dq, dk, dv, ws, wsb, NULL), FLAMIA_ERR_INVALID, "shape");
+    s2 = sh;
+    s2.softmax_scale = -1.0f;
+    EXPECT_STATUS(flamia_cuda_forward(&rec, &s2, ws, wsb, dO, dlse, NULL), FLAMIA_ERR_INVALID, "softmax_scale");
+
+    /* ---- pointers and workspace */
+    size_t none = 0;
+    EXPECT_STATUS(flamia_cuda_workspace_size(&rec, &sh, NULL), FLAMIA_ERR_INVALID, "bytes");
+    (void)none;
+    EXPECT_STATUS(flamia_cuda_quantize(&rec, &sh, NULL, dk, dv, ws, wsb, NULL), FLAMIA_ERR_INVALID, "q is NULL");
+    EXPECT_STATUS(flamia_cuda_quantize(&rec, &sh, dq + 1, dk, dv, ws, wsb, NULL), FLAMIA_ERR_INVALID, "aligned");
+    EXPECT_STATUS(flamia_cuda_quantize(&rec, &sh, dq, dk, h, ws, wsb, NULL), FLAMIA_ERR_INVALID, "host memory");
+    EXPECT_STATUS(flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, wsb - 1, NULL), FLAMIA_ERR_INVALID,
+                  "too small");
+    EXPECT_STATUS(flamia_cuda_quantize(&rec, &sh, dq, dk, dv, NULL, wsb, NULL), FLAMIA_ERR_INVALID, "workspace");
+    EXPECT_STATUS(flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws + 16, wsb, NULL), FLAMIA_ERR_INVALID, "aligned");
+
+    /* ---- refusals write nothing */
+    CK(cudaMemset(dO, 0x5A, nq * 2));
+    CK(cudaMemset(dlse, 0x5A, (size_t)T * Hq * 4));
+    EXPECT_STATUS(flamia_cuda_forward(&rec, &sh, ws, wsb, dO + 3, dlse, NULL), FLAMIA_ERR_INVALID, "aligned");
+    EXPECT_STATUS(flamia_cuda_forward(&rec, &sh, ws, wsb, dO, NULL, NULL), FLAMIA_ERR_INVALID, "lse");
+    EXPECT_STATUS(flamia_cuda_forward(&rec, &sh, ws, wsb / 2, dO, dlse, NULL), FLAMIA_ERR_INVALID, "too small");
+    EXPECT_STATUS(flamia_cuda_backward(&rec, &sh, ws, wsb, dO, dlse, ddo, ddq, ddk, ddv, NULL),
+                  FLAMIA_ERR_UNSUPPORTED, "not implemented");
+    EXPECT_STATUS(flamia_cuda_backward(&rec, &sh, ws, wsb, dO, dlse, NULL, ddq, ddk, ddv, NULL), FLAMIA_ERR_INVALID,
+                  "dout");
+    EXPECT_STATUS(flamia_cuda_train_step(&rec, &sh, dq, dk, dv, ddo, dO, dlse, ddq, ddk, ddv, ws, wsb, NULL),
+                  FLAMIA_ERR_UNSUPPORTED, "not implemented");
+    EXPECT_STATUS(flamia_cuda_train_step(&rec, &sh, dq, dk, dv, ddo, dO, dlse, ddq, NULL, ddv, ws, wsb, NULL),
+                  FLAMIA_ERR_INVALID, "dk");
+    CK(cudaDeviceSynchronize());
+    {
+        uint8_t *chk = xmalloc(nq * 2);
+        CK(cudaMemcpy(chk, dO, nq * 2, cudaMemcpyDeviceToHost));
+        long touched = 0;
+        for (size_t i = 0; i < nq * 2; i++) touched += chk[i] != 0x5A;
+        CK(cudaMemcpy(chk, dlse, (size_t)T * Hq * 4, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < (size_t)T * Hq * 4; i++) touched += chk[i] != 0x5A;
+        EXPECT(touched == 0, "refused calls wrote %ld bytes of O / lse", touched);
+        free(chk);
+    }
+
+    /* ---- CUDA graph capture: quantize + forward, replayed, equal to the eager call */
+    for (int pass = 0; pass < 2; pass++) {
+        const char *preset = pass ? "mxfp8-exact" : "mxfp8";
+        FL(flamia_recipe_preset(preset, &rec));
+        FL(flamia_cuda_workspace_size(&rec, &sh, &wsb));
+        cudaStream_t st;
+        CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        CK(cudaMemset(dO, 0xFF, nq * 2));
+        FL(flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, wsb, st));
+        flamia_status fs = flamia_cuda_forward(&rec, &sh, ws, wsb, dO, dlse, st);
+        if (fs != FLAMIA_OK) {
+            fprintf(stderr, "FAIL: eager flamia_cuda_forward -> %s: %s\n", flamia_status_string(fs),
+                    flamia_last_error());
+            return 1;
+        }
+        CK(cudaStreamSynchronize(st));
+        uint16_t *eager = xmalloc(nq * 2), *replay = xmalloc(nq * 2);
+        CK(cudaMemcpy(eager, dO, nq * 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemset(dO, 0xFF, nq * 2));
+        CK(cudaMemset(ws, 0xCD, wsb));
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+        flamia_status s1 = flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, wsb, st);
+        flamia_status s2s = flamia_cuda_forward(&rec, &sh, ws, wsb, dO, dlse, st);
+        CK(cudaStreamEndCapture(st, &graph));
+        EXPECT(s1 == FLAMIA_OK && s2s == FLAMIA_OK, "%s: calls under capture -> %s / %s: %s", preset,
+               flamia_status_string(s1), flamia_status_string(s2s), flamia_last_error());
+        CK(cudaGraphInstantiate(&exec, graph, 0));
+        for (int i = 0; i < 3; i++) CK(cudaGraphLaunch(exec, st));
+        CK(cudaStreamSynchronize(st));
+        CK(cudaMemcpy(replay, dO, nq * 2, cudaMemcpyDeviceToHost));
+        EXPECT(!memcmp(eager, replay, nq * 2), "%s: graph replay differs from the eager call", preset);
+        printf("graph capture %-11s: quantize + forward replayed 3x, output %s the eager call's\n", preset,
+               memcmp(eager, replay, nq * 2) ? "DIFFERS from" : "bit-identical to");
+        CK(cudaGraphExecDestroy(exec));
+        CK(cudaGraphDestroy(graph));
+        CK(cudaStreamDestroy(st));
+        free(eager);
+        free(replay);
+    }
+    if (failures) {
+        fprintf(stderr, "test_gpu_api: %d failures\n", failures);
+        return 1;
+    }
+    printf("test_gpu_api: ok\n");
+    return 0;
+}

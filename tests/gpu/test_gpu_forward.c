@@ -1,0 +1,188 @@
+/*
+ * test_gpu_forward.c - flamia_cuda_quantize + flamia_cuda_forward against the
+ * CPU reference of the same recipe (flamia_ref_forward) on random packed
+ * layouts: 1-token documents, odd lengths, lengths not a multiple of 128,
+ * GQA, causal and not, Hadamard on/off; recipes bf16, mxfp8, mxfp8-exact.
+ * Outputs are poisoned (BF16 NaN, float NaN) before each call: every element
+ * must be written.
+ *
+ * Bounds (docs/numerics.md: the GPU computes the reference's function up to
+ * FP32 summation order and the stated latitudes). Both sides round O to BF16,
+ * so most elements agree exactly and the rest by one BF16 step (2^-8
+ * relative); the remaining sources are FP32 (wgmma) vs FP64 score sums and
+ * ex2.approx vs exp2, which flip an E4M3 P code only when a value sits on a
+ * rounding boundary, and the V-scale folding latitude (subnormal P only).
+ *   relative L2 error of O  <= 4e-3   (vs FP64 the mxfp8 recipes sit near
+ *                                      1e-2..3e-2: we also require GPU-vs-ref
+ *                                      to be >= 4x below ref-vs-FP64 there)
+ *   max |dO| / max |O_ref|  <= 2e-2
+ *   max |d lse|             <= 2e-3   (natural log units)
+ */
+#include "gpu_common.h"
+
+static int failures;
+#define EXPECT(cond, ...)                                        \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            failures++;                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fprintf(stderr, "\n");                               \
+        }                                                        \
+    } while (0)
+
+typedef struct {
+    double rel_l2, max_rel, max_lse, rel_l2_f64;
+    long nonfinite;
+} cmp_t;
+
+static void run_case(const char *label, const char *preset, int hadamard, int causal, const int32_t *cu,
+                     int ndocs, int Hq, int Hkv, int D, rng_t *r) {
+    const int T = cu[ndocs];
+    flamia_recipe rec;
+    FL(flamia_recipe_preset(preset, &rec));
+    rec.hadamard = hadamard;
+    size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
+    float *q = xmalloc(nq * 4), *k = xmalloc(nk * 4), *v = xmalloc(nk * 4);
+    uint16_t *bq = xmalloc(nq * 2), *bk = xmalloc(nk * 2), *bv = xmalloc(nk * 2);
+    fill_bf16(r, q, bq, nq, 1.0);
+    fill_bf16(r, k, bk, nk, 1.0);
+    fill_bf16(r, v, bv, nk, 1.0);
+    /* outlier channels in K (the same for every token), as in real activations */
+    for (int o = 0; o < 3; o++) {
+        int ch = rng_int(r, 0, D - 1);
+        for (size_t t = 0; t < (size_t)T * Hkv; t++) {
+            bk[t * D + ch] = flamia_bf16_bits(k[t * D + ch] * 12.0f);
+            k[t * D + ch] = flamia_bf16_value(bk[t * D + ch]);
+        }
+    }
+
+    /* CPU reference of the same recipe, and the FP64 textbook for scale */
+    flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
+    float *o_ref = xmalloc(nq * 4), *lse_ref = xmalloc((size_t)T * Hq * 4);
+    FL(flamia_ref_forward(&rec, &hs, q, k, v, o_ref, lse_ref));
+    double *o64 = xmalloc(nq * 8), *lse64 = xmalloc((size_t)T * Hq * 8);
+    FL(flamia_ref64_forward(&hs, q, k, v, o64, lse64));
+
+    /* GPU */
+    int32_t *dcu = dmalloc((ndocs + 1) * 4);
+    CK(cudaMemcpy(dcu, cu, (ndocs + 1) * 4, cudaMemcpyHostToDevice));
+    flamia_shape ds = hs;
+    ds.cu_seqlens = dcu;
+    size_t wsb = 0;
+    FL(flamia_cuda_workspace_size(&rec, &ds, &wsb));
+    void *ws = dmalloc(wsb), *dq = dmalloc(nq * 2), *dk = dmalloc(nk * 2), *dv = dmalloc(nk * 2);
+    void *dO = dmalloc(nq * 2);
+    float *dlse = dmalloc((size_t)T * Hq * 4);
+    CK(cudaMemset(ws, 0xCD, wsb));
+    CK(cudaMemcpy(dq, bq, nq * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dk, bk, nk * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dv, bv, nk * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemset(dO, 0xFF, nq * 2));               /* BF16 NaN */
+    CK(cudaMemset(dlse, 0xFF, (size_t)T * Hq * 4)); /* float NaN */
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    FL(flamia_cuda_quantize(&rec, &ds, dq, dk, dv, ws, wsb, st));
+    flamia_status fs = flamia_cuda_forward(&rec, &ds, ws, wsb, dO, dlse, st);
+    if (fs != FLAMIA_OK) {
+        fprintf(stderr, "FAIL %s (%s): flamia_cuda_forward -> %s: %s\n", label, preset, flamia_status_string(fs),
+                flamia_last_error());
+        exit(1); /* a missing or broken kernel fails loudly */
+    }
+    CK(cudaStreamSynchronize(st));
+    CK(cudaGetLastError());
+    uint16_t *o_gpu = xmalloc(nq * 2);
+    float *lse_gpu = xmalloc((size_t)T * Hq * 4);
+    CK(cudaMemcpy(o_gpu, dO, nq * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(lse_gpu, dlse, (size_t)T * Hq * 4, cudaMemcpyDeviceToHost));
+
+    cmp_t c = {0, 0, 0, 0, 0};
+    double num = 0, den = 0, num64 = 0, maxref = 0, maxdiff = 0;
+    long exact = 0;
+    for (size_t i = 0; i < nq; i++) {
+        float g = flamia_bf16_value(o_gpu[i]);
+        if (!isfinite(g)) {
+            c.nonfinite++;
+            continue;
+        }
+        double d = (double)g - o_ref[i];
+        num += d * d;
+        den += (double)o_ref[i] * o_ref[i];
+        num64 += ((double)o_ref[i] - o64[i]) * ((double)o_ref[i] - o64[i]);
+        if (fabs(o_ref[i]) > maxref) maxref = fabs(o_ref[i]);
+        if (fabs(d) > maxdiff) maxdiff = fabs(d);
+        exact += g == o_ref[i];
+    }
+    for (size_t i = 0; i < (size_t)T * Hq; i++) {
+        if (!isfinite(lse_gpu[i])) {
+            c.nonfinite++;
+            continue;
+        }
+        double d = fabs((double)lse_gpu[i] - lse_ref[i]);
+        if (d > c.max_lse) c.max_lse = d;
+    }
+    c.rel_l2 = sqrt(num / (den + 1e-300));
+    c.rel_l2_f64 = sqrt(num64 / (den + 1e-300));
+    c.max_rel = maxdiff / (maxref + 1e-300);
+
+    printf("%-28s %-11s had=%d causal=%d T=%5d docs=%3d Hq=%d Hkv=%d | O relL2 %.2e (ref vs f64 %.2e) "
+           "max %.2e exact %.1f%% | lse max %.1e | unwritten %ld\n",
+           label, preset, hadamard, causal, T, ndocs, Hq, Hkv, c.rel_l2, c.rel_l2_f64, c.max_rel,
+           100.0 * exact / (double)nq, c.max_lse, c.nonfinite);
+    EXPECT(c.nonfinite == 0, "%s %s: %ld outputs unwritten or non-finite", label, preset, c.nonfinite);
+    EXPECT(c.rel_l2 <= 4e-3, "%s %s: O relative L2 error %.3e > 4e-3", label, preset, c.rel_l2);
+    if (strcmp(preset, "bf16"))
+        EXPECT(c.rel_l2 * 4 <= c.rel_l2_f64, "%s %s: GPU-vs-ref %.3e not 4x below ref-vs-FP64 %.3e", label,
+               preset, c.rel_l2, c.rel_l2_f64);
+    EXPECT(c.max_rel <= 2e-2, "%s %s: max |dO| / max |O| = %.3e > 2e-2", label, preset, c.max_rel);
+    EXPECT(c.max_lse <= 2e-3, "%s %s: max |d lse| = %.3e > 2e-3", label, preset, c.max_lse);
+
+    CK(cudaStreamDestroy(st));
+    CK(cudaFree(ws));
+    CK(cudaFree(dq));
+    CK(cudaFree(dk));
+    CK(cudaFree(dv));
+    CK(cudaFree(dO));
+    CK(cudaFree(dlse));
+    CK(cudaFree(dcu));
+    free(q); free(k); free(v); free(bq); free(bk); free(bv);
+    free(o_ref); free(lse_ref); free(o64); free(lse64); free(o_gpu); free(lse_gpu);
+}
+
+int main(void) {
+    gpu_skip_if_unavailable("test_gpu_forward");
+    rng_t r = {gpu_seed("test_gpu_forward")};
+    enum { CAP = 2048 };
+    static int lens[CAP];
+    static int32_t cu[CAP + 1];
+    const char *presets[] = {"mxfp8", "mxfp8-exact", "bf16"};
+    for (int pi = 0; pi < 3; pi++) {
+        const char *p = presets[pi];
+        int n = random_lens(&r, 1400, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        run_case("random packed, MHA", p, 0, 1, cu, n, 4, 4, 128, &r);
+        n = random_lens(&r, 900, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        run_case("random packed, GQA 8/2", p, 0, 1, cu, n, 8, 2, 128, &r);
+        lens[0] = 1000;
+        cu_from_lens(lens, 1, cu);
+        run_case("one document of 1000, GQA 2/1", p, 0, 1, cu, 1, 2, 1, 128, &r);
+        for (int i = 0; i < 64; i++) lens[i] = 1;
+        lens[64] = 129;
+        cu_from_lens(lens, 65, cu);
+        run_case("64 one-token docs + 129", p, 0, 1, cu, 65, 2, 2, 128, &r);
+        n = random_lens(&r, 700, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        run_case("random packed, non-causal", p, 0, 0, cu, n, 2, 1, 128, &r);
+    }
+    int n = random_lens(&r, 1000, lens, CAP);
+    cu_from_lens(lens, n, cu);
+    run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, 128, &r);
+    run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, 128, &r);
+    if (failures) {
+        fprintf(stderr, "test_gpu_forward: %d failures\n", failures);
+        return 1;
+    }
+    printf("test_gpu_forward: ok\n");
+    return 0;
+}
