@@ -45,7 +45,7 @@ FLAMIA_HD int flamia_ilog2f(float x) {
     uint32_t a = flamia_fbits(x) & 0x7fffffffu;
     int be = (int)(a >> 23);
     if (be) return be - 127;
-    int e = -127; /* subnormal: leading one of the mantissa */
+    int e = -126; /* subnormal: value m * 2^-149, floor(log2) = floor(log2 m) - 149 */
     for (uint32_t m = a; m < 0x00800000u; m <<= 1) e--;
     return e;
 }

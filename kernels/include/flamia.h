@@ -164,7 +164,8 @@ typedef struct {
     double ds_flushed;    /* ... of those, quantized to zero */
     double ds_norm_err;   /* ||dS_q - dS||_F / ||dS||_F over all heads */
     double p_codes;       /* P codes compared forward (running frame) vs backward (final frame) */
-    double p_mismatch;    /* ... that differ (only E4M3 subnormals can: docs/numerics.md) */
+    double p_mismatch;    /* ... that differ (only E4M3 subnormals can: docs/numerics.md 5) */
+    double p_mismatch_unexplained; /* ... that differ outside that documented class: must be 0 */
 } flamia_ref_stats;
 flamia_status flamia_ref_backward_ex(const flamia_recipe *r, const flamia_shape *s,
                                      const float *q, const float *k, const float *v,

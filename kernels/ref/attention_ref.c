@@ -1,0 +1,448 @@
+/*
+ * attention_ref.c - the CPU reference of every recipe: packed (varlen) causal
+ * attention forward and backward computing exactly the function of
+ * docs/numerics.md (sections 3-5).  Sums run in FP64 in a fixed order; every
+ * row's result depends only on the inputs that row may see, which is what the
+ * causal-safety tests rely on.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamia_formats.h"
+#include "ref_internal.h"
+
+#define LOG2E_F 1.44269504088896341f
+#define LN2 0.69314718055994530942
+
+/* The quantized operands of one call, as exact dequantized values. */
+typedef struct {
+    const flamia_recipe *r;
+    const flamia_shape *s;
+    int T, Hq, Hkv, D, group;
+    float scale, c; /* softmax scale; c = scale * log2(e) */
+    float *qs, *ks; /* Q, K in the score product */
+    float *qg, *kg; /* Q, K in the gradient products (alias qs/ks when identical) */
+    float *v, *dout;
+} ref_ctx;
+
+static void ctx_free(ref_ctx *x) {
+    if (x->qg != x->qs) free(x->qg);
+    if (x->kg != x->ks) free(x->kg);
+    free(x->qs);
+    free(x->ks);
+    free(x->v);
+    free(x->dout);
+    memset(x, 0, sizeof *x);
+}
+
+static int same_quant(flamia_operand_quant a, flamia_operand_quant b) {
+    return a.format == b.format && a.granularity == b.granularity && a.exp_rule == b.exp_rule;
+}
+
+/* Quantizes Q or K for the score and the gradient products (one payload when the
+ * specs agree, as in every preset but nvfp4). */
+static int quantize_qk(const ref_ctx *x, const float *in, int heads, flamia_operand_quant score,
+                       flamia_operand_quant grad, float **out_s, float **out_g) {
+    size_t n = (size_t)x->T * heads * x->D;
+    float *rot = NULL;
+    if (x->r->hadamard) {
+        if (!(rot = malloc(n * sizeof *rot))) return 0;
+        memcpy(rot, in, n * sizeof *rot);
+        flamia_ref_hadamard(rot, (size_t)x->T * heads, x->D);
+        in = rot;
+    }
+    *out_s = malloc(n * sizeof **out_s);
+    *out_g = same_quant(score, grad) ? *out_s : malloc(n * sizeof **out_g);
+    if (*out_s && *out_g) {
+        flamia_ref_quantize_operand(&score, x->s, heads, x->r->token_block, in, *out_s);
+        if (*out_g != *out_s) flamia_ref_quantize_operand(&grad, x->s, heads, x->r->token_block, in, *out_g);
+    }
+    free(rot);
+    return *out_s && *out_g;
+}
+
+static int recipe_has_codes(const flamia_recipe *r) {
+    const flamia_operand_quant *ops[] = {&r->q_score, &r->k_score, &r->q, &r->k, &r->v, &r->dout};
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        if (ops[i]->format == FLAMIA_FMT_E4M3 || ops[i]->format == FLAMIA_FMT_NVFP4) return 1;
+    return 0;
+}
+
+static flamia_status check_finite(const flamia_recipe *r, const char *what, const float *x, size_t n) {
+    if (!recipe_has_codes(r)) return FLAMIA_OK; /* BF16/FP32 recipes propagate IEEE specials */
+    long bad = flamia_ref_first_nonfinite(x, n);
+    if (bad >= 0)
+        return flamia_fail(FLAMIA_ERR_INVALID,
+                           "%s[%ld] = %g is not finite: recipe '%s' cannot represent it (E4M3 has no "
+                           "inf/NaN; one would poison its whole scale group)",
+                           what, bad, (double)x[bad], r->name);
+    return FLAMIA_OK;
+}
+
+static flamia_status ctx_init(ref_ctx *x, const flamia_recipe *r, const flamia_shape *s,
+                              const float *q, const float *k, const float *v, const float *dout) {
+    memset(x, 0, sizeof *x);
+    x->r = r;
+    x->s = s;
+    x->T = s->total_tokens;
+    x->Hq = s->heads_q;
+    x->Hkv = s->heads_kv;
+    x->D = s->head_dim;
+    x->group = s->heads_q / s->heads_kv;
+    x->scale = flamia_effective_scale(s);
+    x->c = x->scale * LOG2E_F;
+    size_t nkv = (size_t)x->T * x->Hkv * x->D, nq = (size_t)x->T * x->Hq * x->D;
+    int ok = quantize_qk(x, q, x->Hq, r->q_score, r->q, &x->qs, &x->qg) &&
+             quantize_qk(x, k, x->Hkv, r->k_score, r->k, &x->ks, &x->kg) &&
+             (x->v = malloc(nkv * sizeof *x->v)) != NULL;
+    if (ok) flamia_ref_quantize_operand(&r->v, s, x->Hkv, r->token_block, v, x->v);
+    if (ok && dout) {
+        ok = (x->dout = malloc(nq * sizeof *x->dout)) != NULL;
+        if (ok) flamia_ref_quantize_operand(&r->dout, s, x->Hq, r->token_block, dout, x->dout);
+    }
+    if (!ok) {
+        ctx_free(x);
+        return flamia_fail(FLAMIA_ERR_NOMEM, "reference: out of host memory for the quantized operands");
+    }
+    return FLAMIA_OK;
+}
+
+static flamia_status common_checks(const flamia_recipe *r, const flamia_shape *s, int training,
+                                   const void *a, const void *b, const void *c) {
+    flamia_status st;
+    if ((st = flamia_recipe_validate(r, training))) return st;
+    if ((st = flamia_shape_validate(s))) return st;
+    if (!a || !b || !c) return flamia_fail(FLAMIA_ERR_INVALID, "reference: NULL tensor pointer");
+    return FLAMIA_OK;
+}
+
+static inline double dot(const float *a, const float *b, int D) {
+    double acc = 0.0;
+    for (int d = 0; d < D; d++) acc += (double)a[d] * (double)b[d];
+    return acc;
+}
+
+/* Scores of doc-local row i against keys [0, jend): s[j] (FP32), and the row's
+ * frames frame[n] after visiting tile n (tiles visited from the last down to 0).
+ * Returns the number of tiles. */
+static int row_scores(const ref_ctx *x, int d0, int i, int jend, int hq, float *s, float *frame) {
+    const int hk = hq / x->group, D = x->D, tk = x->r->tile_k;
+    const float *qi = x->qs + ((size_t)(d0 + i) * x->Hq + hq) * D;
+    for (int j = 0; j < jend; j++) s[j] = (float)dot(qi, x->ks + ((size_t)(d0 + j) * x->Hkv + hk) * D, D);
+    const int ntiles = (jend + tk - 1) / tk;
+    float m = -INFINITY;
+    for (int n = ntiles - 1; n >= 0; n--) {
+        const int j1 = (n + 1) * tk < jend ? (n + 1) * tk : jend;
+        float smax = -INFINITY;
+        for (int j = n * tk; j < j1; j++) smax = fmaxf(smax, s[j]);
+        m = fmaxf(m, ceilf(smax * x->c));
+        frame[n] = m;
+    }
+    return ntiles;
+}
+
+/* The exponential of score s in frame `frame` (docs/numerics.md 3.3): t = fl(s*c) is
+ * split exactly into ti = trunc(t) and tf = t - ti, and exp2(t - frame) is evaluated
+ * as exp2(tf) * 2^(ti - frame). The rounded part never sees the frame, so one entry's
+ * value in two frames differs by an exact power of two. */
+static inline float p_in_frame(const ref_ctx *x, float s, float frame) {
+    const float t = s * x->c;
+    const float ti = truncf(t);
+    float k = ti - frame; /* integer, <= 0 */
+    if (k < -400.0f) return 0.0f;
+    return flamia_ldexpf(flamia_ref_exp2(x->r, t - ti), (int)k);
+}
+
+flamia_status flamia_ref_forward(const flamia_recipe *r, const flamia_shape *s, const float *q,
+                                 const float *k, const float *v, float *o, float *lse) {
+    flamia_clear_error();
+    flamia_status st = common_checks(r, s, 0, q, k, v);
+    if (st) return st;
+    if (!o || !lse) return flamia_fail(FLAMIA_ERR_INVALID, "flamia_ref_forward: NULL output pointer");
+    const size_t nq = (size_t)s->total_tokens * s->heads_q * s->head_dim,
+                 nkv = (size_t)s->total_tokens * s->heads_kv * s->head_dim;
+    if ((st = check_finite(r, "q", q, nq)) || (st = check_finite(r, "k", k, nkv)) || (st = check_finite(r, "v", v, nkv)))
+        return st;
+    ref_ctx x;
+    if ((st = ctx_init(&x, r, s, q, k, v, NULL))) return st;
+
+    const int D = x.D, tk = r->tile_k;
+    int maxlen = 0;
+    for (int d = 0; d < s->num_docs; d++)
+        if (s->cu_seqlens[d + 1] - s->cu_seqlens[d] > maxlen) maxlen = s->cu_seqlens[d + 1] - s->cu_seqlens[d];
+    float *srow = malloc((size_t)maxlen * sizeof *srow);
+    float *frame = malloc(((size_t)maxlen / tk + 1) * sizeof *frame);
+    double *acc = malloc((size_t)D * sizeof *acc);
+    float *o_tmp = malloc(nq * sizeof *o_tmp);
+    float *lse_tmp = malloc((size_t)s->total_tokens * s->heads_q * sizeof *lse_tmp);
+    if (!srow || !frame || !acc || !o_tmp || !lse_tmp) {
+        st = flamia_fail(FLAMIA_ERR_NOMEM, "flamia_ref_forward: out of host memory");
+        goto done;
+    }
+    for (int doc = 0; doc < s->num_docs; doc++) {
+        const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
+        for (int hq = 0; hq < x.Hq; hq++) {
+            const int hk = hq / x.group;
+            for (int i = 0; i < L; i++) {
+                const int jend = s->causal ? i + 1 : L;
+                const int ntiles = row_scores(&x, d0, i, jend, hq, srow, frame);
+                const float m = frame[0];
+                double l = 0.0;
+                memset(acc, 0, (size_t)D * sizeof *acc);
+                for (int n = ntiles - 1; n >= 0; n--) {
+                    const double rescale = ldexp(1.0, (int)(frame[n] - m)); /* exact power of two */
+                    const int j1 = (n + 1) * tk < jend ? (n + 1) * tk : jend;
+                    for (int j = n * tk; j < j1; j++) {
+                        const float pf = p_in_frame(&x, srow[j], frame[n]);
+                        const double pq = (double)flamia_ref_p_quantize(r, pf) * rescale;
+                        l += (double)pf * rescale;
+                        const float *vj = x.v + ((size_t)(d0 + j) * x.Hkv + hk) * D;
+                        for (int d = 0; d < D; d++) acc[d] += pq * vj[d];
+                    }
+                }
+                float *oi = o_tmp + ((size_t)(d0 + i) * x.Hq + hq) * D;
+                for (int d = 0; d < D; d++) oi[d] = flamia_round_bf16((float)(acc[d] / l));
+                lse_tmp[(size_t)(d0 + i) * x.Hq + hq] = (float)(LN2 * ((double)m + log2(l)));
+            }
+        }
+    }
+    memcpy(o, o_tmp, nq * sizeof *o);
+    memcpy(lse, lse_tmp, (size_t)s->total_tokens * s->heads_q * sizeof *lse);
+done:
+    free(srow);
+    free(frame);
+    free(acc);
+    free(o_tmp);
+    free(lse_tmp);
+    ctx_free(&x);
+    return st;
+}
+
+/* ------------------------------------------------------------------ backward */
+
+typedef struct {
+    ref_ctx *x;
+    const float *o, *lse;
+    float *srow, *frame;
+    float *ds;       /* [tile_q][maxlen] dS rows of the current chunk */
+    int maxlen;
+    double *dv_acc;  /* [T][Hkv][D] or NULL (first pass of a tensor-wide dS scale) */
+    flamia_ref_stats *st;
+    double ds_sum2;  /* ||dS||^2 for the relative norm error */
+    int ds_tensor_exp; /* exponent of a tensor-wide dS scale (first pass) */
+} bwd_ws;
+
+/* dS rows [i0, i1) of (doc, hq) into w->ds (zero beyond each row's keys); with
+ * w->dv_acc also dV += P^T dO^ and the P-code consistency counts. */
+static void ds_chunk(bwd_ws *w, int d0, int L, int hq, int i0, int i1) {
+    ref_ctx *x = w->x;
+    const int D = x->D, hk = hq / x->group, tk = x->r->tile_k;
+    const int p_codes = x->r->p_format != FLAMIA_FMT_FP32;
+    for (int i = i0; i < i1; i++) {
+        float *dsr = w->ds + (size_t)(i - i0) * w->maxlen;
+        memset(dsr, 0, (size_t)L * sizeof *dsr);
+        const int jend = x->s->causal ? i + 1 : L;
+        const int ntiles = row_scores(x, d0, i, jend, hq, w->srow, w->frame);
+        (void)ntiles;
+        const size_t row = (size_t)(d0 + i) * x->Hq + hq;
+        const float m = w->frame[0];
+        const float norm = (float)exp2((double)m - (double)w->lse[row] / LN2);
+        const float *doi = x->dout + row * D;
+        const float Di = (float)dot(doi, w->o + row * D, D);
+        for (int j = 0; j < jend; j++) {
+            const float pb = flamia_ref_p_quantize(x->r, p_in_frame(x, w->srow[j], m));
+            const float P = pb * norm;
+            const float *vj = x->v + ((size_t)(d0 + j) * x->Hkv + hk) * D;
+            const float dP = (float)dot(doi, vj, D);
+            dsr[j] = P * (dP - Di);
+            if (!w->dv_acc) continue;
+            double *dvj = w->dv_acc + ((size_t)(d0 + j) * x->Hkv + hk) * D;
+            for (int d = 0; d < D; d++) dvj[d] += (double)P * doi[d];
+            if (p_codes) { /* forward code (tile frame) vs backward code (final frame) */
+                const float fr = w->frame[j / tk];
+                const float pf = flamia_ref_p_quantize(x->r, p_in_frame(x, w->srow[j], fr));
+                w->st->p_codes += 1;
+                if ((double)pf * ldexp(1.0, (int)(fr - m)) != (double)pb) {
+                    w->st->p_mismatch += 1;
+                    /* documented class: the frame grew after this tile and the final-frame
+                     * value lies below the format's normal range (E4M3: 2^-6 after the
+                     * offset, possibly rounded up onto it; BF16: FP32's 2^-126) */
+                    const float normal_min = x->r->p_format == FLAMIA_FMT_E4M3
+                                                 ? flamia_pow2f(-6 - x->r->p_offset_log2)
+                                                 : flamia_pow2f(-126);
+                    const int in_class = fr < m && pb <= normal_min;
+                    if (!in_class) w->st->p_mismatch_unexplained += 1;
+                }
+            }
+        }
+    }
+}
+
+static float ds_group_amax(const bwd_ws *w, int r0, int r1, int k0, int k1) {
+    float a = 0.0f;
+    for (int r = r0; r < r1; r++)
+        for (int j = k0; j < k1; j++) a = fmaxf(a, fabsf(w->ds[(size_t)r * w->maxlen + j]));
+    return a;
+}
+
+static void ds_quantize_group(bwd_ws *w, int r0, int r1, int k0, int k1, int e) {
+    const flamia_recipe *rc = w->x->r;
+    for (int r = r0; r < r1; r++)
+        for (int j = k0; j < k1; j++) {
+            float *p = &w->ds[(size_t)r * w->maxlen + j];
+            const float before = *p;
+            if (rc->ds_format == FLAMIA_FMT_E4M3) *p = flamia_e4m3_dequant(flamia_e4m3_quant(before, e), e);
+            else if (rc->ds_format == FLAMIA_FMT_BF16) *p = flamia_round_bf16(before);
+            if (before != 0.0f) {
+                w->st->ds_nonzero += 1;
+                if (*p == 0.0f) w->st->ds_flushed += 1;
+            }
+            const double diff = (double)*p - before;
+            w->st->ds_norm_err += diff * diff; /* squared sums: finished by the caller */
+            w->ds_sum2 += (double)before * before;
+        }
+}
+
+/* Quantizes the chunk's dS rows [0, rows) (doc-local rows i0 + r) by the recipe's
+ * group rule (docs/numerics.md section 4.5). Groups are document-aligned because
+ * chunks start at multiples of tile_q from the document start. */
+static void ds_quantize_chunk(bwd_ws *w, int L, int i0, int rows) {
+    const flamia_recipe *r = w->x->r;
+    const int causal = w->x->s->causal, tk = r->tile_k;
+    const int keys = causal ? i0 + rows : L; /* keys any row of the chunk can see */
+    const int rule = r->ds_exp_rule == FLAMIA_EXP_FLOOR_OCP;
+    if (r->ds_format != FLAMIA_FMT_E4M3) {
+        ds_quantize_group(w, 0, rows, 0, keys, 0);
+        return;
+    }
+    int rstep, kstep;
+    switch (r->ds_scale) {
+    case FLAMIA_DS_BLOCK32: rstep = 32; kstep = 32; break;
+    case FLAMIA_DS_ROW32: rstep = 1; kstep = 32; break;
+    case FLAMIA_DS_TILE: rstep = rows; kstep = tk; break;
+    case FLAMIA_DS_ROW: rstep = 1; kstep = keys; break;
+    default: /* TENSOR, FIXED: one exponent for everything */
+        ds_quantize_group(w, 0, rows, 0, keys,
+                          r->ds_scale == FLAMIA_DS_FIXED ? r->ds_fixed_exponent : w->ds_tensor_exp);
+        return;
+    }
+    for (int r0 = 0; r0 < rows; r0 += rstep) {
+        const int r1 = r0 + rstep < rows ? r0 + rstep : rows;
+        for (int k0 = 0; k0 < keys; k0 += kstep) {
+            const int k1 = k0 + kstep < keys ? k0 + kstep : keys;
+            const float amax = ds_group_amax(w, r0, r1, k0, k1);
+            ds_quantize_group(w, r0, r1, k0, k1, flamia_fmt_block_exponent(amax, rule));
+        }
+    }
+}
+
+flamia_status flamia_ref_backward_ex(const flamia_recipe *r, const flamia_shape *s,
+                                     const float *q, const float *k, const float *v,
+                                     const float *o, const float *lse, const float *dout,
+                                     float *dq, float *dk, float *dv, flamia_ref_stats *stats) {
+    flamia_clear_error();
+    flamia_status st = common_checks(r, s, 1, q, k, v);
+    if (st) return st;
+    if (!o || !lse || !dout) return flamia_fail(FLAMIA_ERR_INVALID, "flamia_ref_backward: NULL input pointer (o, lse or dout)");
+    if (!dq || !dk || !dv) return flamia_fail(FLAMIA_ERR_INVALID, "flamia_ref_backward: NULL output pointer");
+    const int T = s->total_tokens, D = s->head_dim;
+    const size_t nq = (size_t)T * s->heads_q * D, nkv = (size_t)T * s->heads_kv * D;
+    if ((st = check_finite(r, "q", q, nq)) || (st = check_finite(r, "k", k, nkv)) ||
+        (st = check_finite(r, "v", v, nkv)) || (st = check_finite(r, "dout", dout, nq)) ||
+        (st = check_finite(r, "o", o, nq)) || (st = check_finite(r, "lse", lse, (size_t)T * s->heads_q)))
+        return st;
+    ref_ctx x;
+    if ((st = ctx_init(&x, r, s, q, k, v, dout))) return st;
+
+    flamia_ref_stats local;
+    memset(&local, 0, sizeof local);
+    bwd_ws w;
+    memset(&w, 0, sizeof w);
+    w.x = &x;
+    w.o = o;
+    w.lse = lse;
+    w.st = &local;
+    for (int d = 0; d < s->num_docs; d++)
+        if (s->cu_seqlens[d + 1] - s->cu_seqlens[d] > w.maxlen) w.maxlen = s->cu_seqlens[d + 1] - s->cu_seqlens[d];
+    const int tq = r->tile_q;
+    w.srow = malloc((size_t)w.maxlen * sizeof *w.srow);
+    w.frame = malloc(((size_t)w.maxlen / r->tile_k + 1) * sizeof *w.frame);
+    w.ds = malloc((size_t)tq * w.maxlen * sizeof *w.ds);
+    double *dq_acc = calloc(nq, sizeof *dq_acc), *dk_acc = calloc(nkv, sizeof *dk_acc);
+    double *dv_acc = calloc(nkv, sizeof *dv_acc);
+    float *tmp = malloc((nq > nkv ? nq : nkv) * sizeof *tmp);
+    if (!w.srow || !w.frame || !w.ds || !dq_acc || !dk_acc || !dv_acc || !tmp) {
+        st = flamia_fail(FLAMIA_ERR_NOMEM, "flamia_ref_backward: out of host memory");
+        goto done;
+    }
+    if (r->ds_format == FLAMIA_FMT_E4M3 && r->ds_scale == FLAMIA_DS_TENSOR) {
+        /* first pass: the tensor-wide max of dS over every document and head */
+        float amax = 0.0f;
+        for (int doc = 0; doc < s->num_docs; doc++) {
+            const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
+            for (int hq = 0; hq < x.Hq; hq++)
+                for (int i0 = 0; i0 < L; i0 += tq) {
+                    const int i1 = i0 + tq < L ? i0 + tq : L;
+                    ds_chunk(&w, d0, L, hq, i0, i1);
+                    amax = fmaxf(amax, ds_group_amax(&w, 0, i1 - i0, 0, L));
+                }
+        }
+        w.ds_tensor_exp = flamia_fmt_block_exponent(amax, r->ds_exp_rule == FLAMIA_EXP_FLOOR_OCP);
+    }
+    w.dv_acc = dv_acc;
+    for (int doc = 0; doc < s->num_docs; doc++) {
+        const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
+        for (int hq = 0; hq < x.Hq; hq++) {
+            const int hk = hq / x.group;
+            for (int i0 = 0; i0 < L; i0 += tq) {
+                const int i1 = i0 + tq < L ? i0 + tq : L;
+                ds_chunk(&w, d0, L, hq, i0, i1);
+                ds_quantize_chunk(&w, L, i0, i1 - i0);
+                for (int i = i0; i < i1; i++) {
+                    const float *dsr = w.ds + (size_t)(i - i0) * w.maxlen;
+                    const int jend = s->causal ? i + 1 : L;
+                    const size_t qrow = ((size_t)(d0 + i) * x.Hq + hq) * D;
+                    for (int j = 0; j < jend; j++) {
+                        const double g = (double)dsr[j] * x.scale;
+                        if (g == 0.0) continue;
+                        const size_t krow = ((size_t)(d0 + j) * x.Hkv + hk) * D;
+                        for (int d = 0; d < D; d++) {
+                            dq_acc[qrow + d] += g * x.kg[krow + d];
+                            dk_acc[krow + d] += g * x.qg[qrow + d];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    /* outputs: rotate dQ, dK back when Q, K were rotated; round to BF16 */
+    for (size_t i = 0; i < nq; i++) tmp[i] = (float)dq_acc[i];
+    if (r->hadamard) flamia_ref_hadamard(tmp, (size_t)T * s->heads_q, D);
+    for (size_t i = 0; i < nq; i++) dq[i] = flamia_round_bf16(tmp[i]);
+    for (size_t i = 0; i < nkv; i++) tmp[i] = (float)dk_acc[i];
+    if (r->hadamard) flamia_ref_hadamard(tmp, (size_t)T * s->heads_kv, D);
+    for (size_t i = 0; i < nkv; i++) dk[i] = flamia_round_bf16(tmp[i]);
+    for (size_t i = 0; i < nkv; i++) dv[i] = flamia_round_bf16((float)dv_acc[i]);
+    if (stats) {
+        local.ds_norm_err = w.ds_sum2 > 0.0 ? sqrt(local.ds_norm_err / w.ds_sum2) : 0.0;
+        *stats = local;
+    }
+done:
+    free(w.srow);
+    free(w.frame);
+    free(w.ds);
+    free(dq_acc);
+    free(dk_acc);
+    free(dv_acc);
+    free(tmp);
+    ctx_free(&x);
+    return st;
+}
+
+flamia_status flamia_ref_backward(const flamia_recipe *r, const flamia_shape *s, const float *q,
+                                  const float *k, const float *v, const float *o,
+                                  const float *lse, const float *dout, float *dq, float *dk,
+                                  float *dv) {
+    return flamia_ref_backward_ex(r, s, q, k, v, o, lse, dout, dq, dk, dv, NULL);
+}

@@ -1,0 +1,20 @@
+/* ref_internal.h - pieces shared by the CPU reference sources (not public). */
+#ifndef FLAMIA_REF_INTERNAL_H
+#define FLAMIA_REF_INTERNAL_H
+
+#include "flamia_internal.h"
+
+/* Quantizes one operand x [T][heads][D] by spec into its exact dequantized values xq
+ * (docs/numerics.md section 2): groups never cross a document boundary. */
+void flamia_ref_quantize_operand(const flamia_operand_quant *spec, const flamia_shape *s,
+                                 int heads, int token_block, const float *x, float *xq);
+/* x[T][heads][D] <- x * H_D / sqrt(D) (Sylvester Hadamard, FP32 butterflies). */
+void flamia_ref_hadamard(float *x, size_t rows, int D);
+/* Index of the first non-finite element of x[n], or -1. */
+long flamia_ref_first_nonfinite(const float *x, size_t n);
+/* Quantizes one probability value per the recipe's P format (value in its frame). */
+float flamia_ref_p_quantize(const flamia_recipe *r, float p);
+/* exp2 as the recipe evaluates it (exact, or the inference-only approximation). */
+float flamia_ref_exp2(const flamia_recipe *r, float u);
+
+#endif

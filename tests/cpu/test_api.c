@@ -1,0 +1,127 @@
+/* test_api.c - presets and bad input: clear status, a message, outputs untouched, no abort. */
+#include "test_util.h"
+
+#define T0 40
+#define POISON 12345.0f
+
+static float q[T0 * 4 * 64], k[T0 * 2 * 64], v[T0 * 2 * 64], o[T0 * 4 * 64], lse[T0 * 4];
+static float dq[T0 * 4 * 64], dk[T0 * 2 * 64], dv[T0 * 2 * 64], dout[T0 * 4 * 64];
+
+static void poison(float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = POISON;
+}
+static int untouched(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != POISON) return 0;
+    return 1;
+}
+
+/* The forward with these arguments must fail with `want`, a message, and no output. */
+static void expect_fwd_fail(const char *what, const flamia_recipe *r, const flamia_shape *s,
+                            const float *qq, flamia_status want) {
+    poison(o, sizeof o / sizeof *o);
+    poison(lse, sizeof lse / sizeof *lse);
+    flamia_status st = flamia_ref_forward(r, s, qq, k, v, o, lse);
+    CHECK(st == want, "%s: status %s, want %s", what, flamia_status_string(st), flamia_status_string(want));
+    CHECK(strlen(flamia_last_error()) > 10, "%s: no message", what);
+    CHECK(untouched(o, sizeof o / sizeof *o) && untouched(lse, sizeof lse / sizeof *lse), "%s: outputs written", what);
+    printf("  %-34s -> %s: %s\n", what, flamia_status_string(st), flamia_last_error());
+}
+
+int main(void) {
+    test_seed_init("test_api");
+    fill_randn(q, T0, 4, 64, 0);
+    fill_randn(k, T0, 2, 64, 0);
+    fill_randn(v, T0, 2, 64, 0);
+    fill_randn(dout, T0, 4, 64, 0);
+
+    /* presets */
+    flamia_recipe r, mx;
+    for (const char *const *n = flamia_recipe_preset_names(); *n; n++) {
+        CHECK(flamia_recipe_preset(*n, &r) == FLAMIA_OK, "preset %s", *n);
+        CHECK(!strcmp(r.name, *n), "preset name %s", r.name);
+        CHECK(flamia_recipe_validate(&r, 1) == FLAMIA_OK, "preset %s validates: %s", *n, flamia_last_error());
+    }
+    memset(&r, 0x5A, sizeof r);
+    flamia_recipe before = r;
+    CHECK(flamia_recipe_preset("mxfp9", &r) == FLAMIA_ERR_INVALID, "unknown preset");
+    CHECK(!memcmp(&r, &before, sizeof r), "unknown preset must leave the recipe untouched");
+    CHECK(strstr(flamia_last_error(), "mxfp9") != NULL, "message names the preset");
+    CHECK(flamia_recipe_preset(NULL, &r) == FLAMIA_ERR_INVALID, "NULL name");
+    flamia_recipe_preset("mxfp8", &mx);
+
+    int32_t cu[3] = {0, 17, T0};
+    flamia_shape s = {T0, 2, cu, 4, 2, 64, 1, 0.0f, 0};
+    poison(o, sizeof o / sizeof *o);
+    CHECK(flamia_ref_forward(&mx, &s, q, k, v, o, lse) == FLAMIA_OK, "valid call: %s", flamia_last_error());
+    CHECK(!strcmp(flamia_last_error(), ""), "success clears the message");
+
+    printf("bad inputs:\n");
+    expect_fwd_fail("NULL q", &mx, &s, NULL, FLAMIA_ERR_INVALID);
+    expect_fwd_fail("NULL recipe", NULL, &s, q, FLAMIA_ERR_INVALID);
+    expect_fwd_fail("NULL shape", &mx, NULL, q, FLAMIA_ERR_INVALID);
+    int32_t bad0[3] = {1, 17, T0}, badinc[3] = {0, 17, 17}, badend[3] = {0, 17, T0 - 1};
+    flamia_shape b = s;
+    b.cu_seqlens = bad0;
+    expect_fwd_fail("cu_seqlens[0] != 0", &mx, &b, q, FLAMIA_ERR_INVALID);
+    b.cu_seqlens = badinc;
+    expect_fwd_fail("cu_seqlens not increasing", &mx, &b, q, FLAMIA_ERR_INVALID);
+    b.cu_seqlens = badend;
+    expect_fwd_fail("cu_seqlens end != total_tokens", &mx, &b, q, FLAMIA_ERR_INVALID);
+    b.cu_seqlens = NULL;
+    expect_fwd_fail("cu_seqlens NULL", &mx, &b, q, FLAMIA_ERR_INVALID);
+    b = s;
+    b.heads_q = 3;
+    expect_fwd_fail("heads_q % heads_kv != 0", &mx, &b, q, FLAMIA_ERR_INVALID);
+    b = s;
+    b.head_dim = 96;
+    expect_fwd_fail("head_dim 96", &mx, &b, q, FLAMIA_ERR_UNSUPPORTED);
+    b = s;
+    b.softmax_scale = NAN;
+    expect_fwd_fail("softmax_scale NaN", &mx, &b, q, FLAMIA_ERR_INVALID);
+    b = s;
+    b.total_tokens = 0;
+    expect_fwd_fail("total_tokens 0", &mx, &b, q, FLAMIA_ERR_INVALID);
+    flamia_recipe badr = mx;
+    badr.token_block = 16;
+    expect_fwd_fail("token_block 16", &badr, &s, q, FLAMIA_ERR_UNSUPPORTED);
+    badr = mx;
+    badr.p_offset_log2 = 9;
+    expect_fwd_fail("p offset 9 (would overflow E4M3)", &badr, &s, q, FLAMIA_ERR_INVALID);
+
+    /* non-finite input: refused by E4M3 recipes, propagated by bf16 */
+    static float qn[T0 * 4 * 64];
+    memcpy(qn, q, sizeof q);
+    qn[5 * 4 * 64 + 7] = NAN;
+    expect_fwd_fail("NaN in q (mxfp8)", &mx, &s, qn, FLAMIA_ERR_INVALID);
+    qn[5 * 4 * 64 + 7] = INFINITY;
+    expect_fwd_fail("inf in q (mxfp8)", &mx, &s, qn, FLAMIA_ERR_INVALID);
+    flamia_recipe bf;
+    flamia_recipe_preset("bf16", &bf);
+    CHECK(flamia_ref_forward(&bf, &s, qn, k, v, o, lse) == FLAMIA_OK, "bf16 propagates inf");
+
+    /* inference-only exponential: forward allowed, backward (training) refused */
+    flamia_recipe approx = mx;
+    approx.exp_mode = FLAMIA_EXP2_SCHRAUDOLPH;
+    CHECK(flamia_ref_forward(&approx, &s, q, k, v, o, lse) == FLAMIA_OK, "approximate exp forward: %s",
+          flamia_last_error());
+    poison(dq, sizeof dq / sizeof *dq);
+    poison(dk, sizeof dk / sizeof *dk);
+    poison(dv, sizeof dv / sizeof *dv);
+    flamia_status st = flamia_ref_backward(&approx, &s, q, k, v, o, lse, dout, dq, dk, dv);
+    CHECK(st == FLAMIA_ERR_INVALID && strstr(flamia_last_error(), "inference-only"),
+          "approximate exp in backward must be refused: %s", flamia_last_error());
+    CHECK(untouched(dq, sizeof dq / sizeof *dq) && untouched(dk, sizeof dk / sizeof *dk) &&
+              untouched(dv, sizeof dv / sizeof *dv),
+          "refused backward wrote outputs");
+    printf("  %-34s -> %s\n", "approximate exp in backward", flamia_last_error());
+    CHECK(flamia_ref_backward(&mx, &s, q, k, v, o, lse, dout, NULL, dk, dv) == FLAMIA_ERR_INVALID, "NULL dq");
+
+    /* CUDA entry points answer with a status whatever the build */
+    size_t bytes = 0;
+    st = flamia_cuda_workspace_size(&mx, &s, &bytes);
+    if (!flamia_cuda_available())
+        CHECK(flamia_cuda_forward(&mx, &s, NULL, 0, NULL, NULL, NULL) != FLAMIA_OK, "cuda forward without GPU");
+    printf("cuda available: %d (%s)\n", flamia_cuda_available(), flamia_last_error());
+    return TEST_EXIT();
+}
