@@ -36,10 +36,21 @@ struct flamia_sm90_problem {
  *   q_exp, k_exp, v_exp  int8 [T][H]: each token's block exponent (its block's, repeated)
  *   q_bf16, k_bf16, v_bf16  uint16 [T][H][D]: BF16 path operands (after the Hadamard option)
  *   row_frame  float [T][Hq]: the forward's final integer frame m_i (docs/numerics.md 3.2)
+ * Backward (docs/numerics.md 4; written by the backward's own preprocessing unless
+ * quantize already wrote them):
+ *   qt_codes   uint8 [Hq][D][t_pad]   Q codes transposed (dK = dS^T Q contracts over queries)
+ *   kt_codes   uint8 [Hkv][D][t_pad]  K codes transposed (dQ = dS K contracts over keys)
+ *   do_codes   uint8 [T][Hq][D]       dO codes (dP = dO V^T)
+ *   dot_codes  uint8 [Hq][D][t_pad]   dO codes transposed (dV = P^T dO)
+ *   do_exp     int8 [T][Hq]           dO's per-token block exponent
+ *   do_bf16    uint16 [T][Hq][D]      BF16 path dO
+ *   delta      float [T][Hq]          D_i = rowsum(dO^ * O)
+ *   dq_accum   float [T][Hq][D]       dQ accumulated across key tiles (reduce-add)
  * t_pad = T rounded up to 16 (TMA needs 16-byte global strides). */
 struct flamia_sm90_layout {
     size_t err_flag, q_codes, k_codes, v_codes, vt_codes, q_exp, k_exp, v_exp;
-    size_t q_bf16, k_bf16, v_bf16, row_frame, total;
+    size_t q_bf16, k_bf16, v_bf16, row_frame;
+    size_t qt_codes, kt_codes, do_codes, dot_codes, do_exp, do_bf16, delta, dq_accum, total;
     int t_pad;
 };
 
@@ -64,6 +75,14 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(k_bf16, T * Hk * D * 2)
     FLAMIA_REGION(v_bf16, T * Hk * D * 2)
     FLAMIA_REGION(row_frame, T * Hq * 4)
+    FLAMIA_REGION(qt_codes, Hq * D * (size_t)L.t_pad)
+    FLAMIA_REGION(kt_codes, Hk * D * (size_t)L.t_pad)
+    FLAMIA_REGION(do_codes, T * Hq * D)
+    FLAMIA_REGION(dot_codes, Hq * D * (size_t)L.t_pad)
+    FLAMIA_REGION(do_exp, T * Hq)
+    FLAMIA_REGION(do_bf16, T * Hq * D * 2)
+    FLAMIA_REGION(delta, T * Hq * 4)
+    FLAMIA_REGION(dq_accum, T * Hq * D * 4)
 #undef FLAMIA_REGION
     L.total = off;
     return L;
@@ -75,5 +94,10 @@ cudaError_t flamia_sm90_quantize(const struct flamia_sm90_problem *p, const uint
                                  cudaStream_t stream);
 cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *p, void *workspace,
                                 uint16_t *o, float *lse, cudaStream_t stream);
+/* Backward: quantizes dO, forms D, recomputes P in the forward's frames, writes BF16
+ * dq [T][Hq][D], dk, dv [T][Hkv][D]. Needs the workspace quantize and forward filled. */
+cudaError_t flamia_sm90_backward(const struct flamia_sm90_problem *p, void *workspace,
+                                 const uint16_t *o, const float *lse, const uint16_t *dout,
+                                 uint16_t *dq, uint16_t *dk, uint16_t *dv, cudaStream_t stream);
 
 #endif
