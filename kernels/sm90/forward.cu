@@ -63,6 +63,7 @@ struct Params {
     const int32_t *cu;
     int T, Hq, Hkv, group, causal;
     float c; /* softmax_scale * log2(e), FP32 */
+    uint32_t bv_lbo, bv_sbo; /* BF16 V (MN-major B) descriptor strides */
 };
 
 /* ---------------------------------------------------------------- PTX helpers */
@@ -459,7 +460,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
             for (int kk = 0; kk < 8; kk++) {
                 const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-                wgmma_bf16_rs_tb(oacc, a, desc_sw128(sVa + kk * 2048, kBN * 128, 1024), 1);
+                wgmma_bf16_rs_tb(oacc, a, desc_sw128(sVa + kk * 2048, p.bv_lbo, p.bv_sbo), 1);
             }
         }
         wgmma_commit();
@@ -523,6 +524,9 @@ template <bool FP8, int S> static cudaError_t launch(const Params &prm, const CU
 
 } // namespace flamia_fwd
 
+/* debug knob for the dev harness: swap the two strides of the BF16 V descriptor */
+int flamia_fwd_debug_bv_swap = 0;
+
 cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,
                                 cudaStream_t stream) {
     using namespace flamia_fwd;
@@ -549,6 +553,8 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *works
     prm.group = P->heads_q / P->heads_kv;
     prm.causal = P->causal;
     prm.c = P->softmax_scale * 1.44269504088896341f;
+    prm.bv_lbo = flamia_fwd_debug_bv_swap ? 1024u : (uint32_t)(kBN * 128);
+    prm.bv_sbo = flamia_fwd_debug_bv_swap ? (uint32_t)(kBN * 128) : 1024u;
 
     CUtensorMap map;
     memset(&map, 0, sizeof map);
