@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""peers.py - Table A, the peers' side: attention latency of PyTorch's kernels on the
+same GPU, in the same device command as experiments/latency (our kernels).
+
+Peers (BF16, causal, 16 heads, d=128 unless the layouts say otherwise):
+  cudnn-bf16   torch SDPA, cuDNN backend, batched [B, H, L, D] (equal-length workloads)
+  flash-bf16   torch SDPA, FlashAttention-2 backend, batched (equal-length workloads)
+  varlen-bf16  torch.nn.attention.varlen.varlen_attn, packed, window (-1, 0) (all workloads)
+  flex-bf16    FlexAttention (torch.compile) with a document + causal mask, packed
+               (skewed and variable workloads; block-mask build not timed)
+Passes: fwd, and fwdbwd (forward + backward of all three inputs) with --passes.
+
+Document layouts come from the latency driver's HDF5 file (table `layouts`), so both
+sides time exactly the same packs. Method: warm-up, then the median of --iters
+CUDA-event timings, one event pair per call. FLOPs are causal-discounted:
+fwd = 4 * D * Hq * sum L(L+1)/2; fwdbwd = 3.5 x fwd (backward = 2.5 x forward, the
+FlashAttention convention). Output: one HDF5 file in the experiments' schema (root
+provenance attributes; table `timings` with the same columns as the C driver's).
+
+Usage: peers.py --layouts ours.h5 --out peers.h5 [--passes fwd,fwdbwd] [--systems ...]
+"""
+import argparse
+import datetime
+import math
+import os
+import platform
+import socket
+import sys
+import traceback
+
+import numpy as np
+
+EQUAL = ("4x4096", "16x4096", "16x1024", "64x1024")
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--layouts", required=True, help="HDF5 file of the latency driver (table layouts)")
+    ap.add_argument("--out", required=True, help="result file (.h5)")
+    ap.add_argument("--workloads", default="", help="comma list (default: every workload in --layouts)")
+    ap.add_argument("--systems", default="cudnn-bf16,flash-bf16,varlen-bf16,flex-bf16")
+    ap.add_argument("--passes", default="fwd", help="comma list of fwd, fwdbwd")
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--head-dim", type=int, default=128)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    if not a.out.endswith(".h5"):
+        ap.error("--out must end in .h5")
+    return a
+
+
+def load_layouts(path):
+    import h5py
+    with h5py.File(path, "r") as f:
+        g = f["layouts"]
+        names = [s.decode() if isinstance(s, bytes) else str(s) for s in g["workload"][...]]
+        lens = g["length"][...].astype(np.int64)
+    out = {}
+    for n, l in zip(names, lens):
+        out.setdefault(n, []).append(int(l))
+    return out
+
+
+def bench(torch, fn, warmup, iters):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
+    for s, e in ev:
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    t = sorted(s.elapsed_time(e) for s, e in ev)
+    med = t[len(t) // 2] if len(t) % 2 else 0.5 * (t[len(t) // 2 - 1] + t[len(t) // 2])
+    return med, t[0]
+
+
+def main():
+    a = parse_args()
+    import h5py
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    layouts = load_layouts(a.layouts)
+    wls = [w for w in (a.workloads.split(",") if a.workloads else layouts.keys()) if w]
+    systems = [s for s in a.systems.split(",") if s]
+    passes = [p for p in a.passes.split(",") if p]
+    H, D = a.heads, a.head_dim
+    dev = torch.device("cuda")
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(a.seed)
+    rows = []
+    flex_fn = None
+
+    def add(w, lens, system, pas, ms, mn, iters, note=""):
+        pairs = sum(l * (l + 1) / 2 for l in lens)
+        fl = 4.0 * D * H * pairs * (3.5 if pas == "fwdbwd" else 1.0)
+        rows.append(dict(workload=w, system=system, **{"pass": pas}, total_tokens=sum(lens), num_docs=len(lens),
+                         heads_q=H, heads_kv=H, head_dim=D, ms=ms, ms_min=mn, iters=iters, flops=fl,
+                         tflops=fl / (ms * 1e-3) / 1e12 if ms == ms else float("nan"), note=note))
+        print(f"  {w:14s} {system:12s} {pas:7s} {ms:9.3f} ms {rows[-1]['tflops']:7.1f} TFLOP/s {note}",
+              flush=True)
+
+    for w in wls:
+        lens = layouts[w]
+        T = sum(lens)
+        equal = len(set(lens)) == 1
+        q = torch.randn(T, H, D, device=dev, dtype=torch.bfloat16, generator=gen)
+        k = torch.randn(T, H, D, device=dev, dtype=torch.bfloat16, generator=gen)
+        v = torch.randn(T, H, D, device=dev, dtype=torch.bfloat16, generator=gen)
+        do = torch.randn(T, H, D, device=dev, dtype=torch.bfloat16, generator=gen)
+        cu = torch.tensor([0] + list(np.cumsum(lens)), device=dev, dtype=torch.int32)
+        maxlen = max(lens)
+        for system in systems:
+            if system in ("cudnn-bf16", "flash-bf16") and not equal:
+                continue
+            if system == "flex-bf16" and equal:
+                continue
+            for pas in passes:
+                try:
+                    bwd = pas == "fwdbwd"
+                    qq, kk, vv = (x.detach().requires_grad_(bwd) for x in (q, k, v))
+                    if system in ("cudnn-bf16", "flash-bf16"):
+                        B, L = len(lens), lens[0]
+                        backend = SDPBackend.CUDNN_ATTENTION if system == "cudnn-bf16" else SDPBackend.FLASH_ATTENTION
+                        # packed [T, H, D] viewed as [B, L, H, D] -> [B, H, L, D] (strided, no copy)
+                        qb, kb, vb = (x.view(B, L, H, D).transpose(1, 2) for x in (qq, kk, vv))
+                        dob = do.view(B, L, H, D).transpose(1, 2)
+
+                        def run(qb=qb, kb=kb, vb=vb, dob=dob, backend=backend, bwd=bwd, leaves=(qq, kk, vv)):
+                            with sdpa_kernel([backend]):
+                                o = F.scaled_dot_product_attention(qb, kb, vb, is_causal=True)
+                            if bwd:
+                                torch.autograd.grad(o, leaves, dob)
+                    elif system == "varlen-bf16":
+                        from torch.nn.attention.varlen import varlen_attn
+
+                        try:
+                            varlen_attn(qq[:8], kk[:8], vv[:8], cu[:1].new_tensor([0, 8]), cu[:1].new_tensor([0, 8]),
+                                        8, 8, window_size=(-1, 0))
+                            kw = dict(window_size=(-1, 0))
+                        except TypeError:
+                            kw = dict(is_causal=True)
+
+                        def run(bwd=bwd, kw=kw, qq=qq, kk=kk, vv=vv):
+                            o = varlen_attn(qq, kk, vv, cu, cu, maxlen, maxlen, **kw)
+                            if bwd:
+                                torch.autograd.grad(o, (qq, kk, vv), do)
+                    elif system == "flex-bf16":
+                        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+                        if flex_fn is None:
+                            flex_fn = torch.compile(flex_attention, dynamic=False)
+                        doc = torch.repeat_interleave(torch.arange(len(lens), device=dev),
+                                                      torch.tensor(lens, device=dev))
+
+                        def mask_mod(b, h, qi, ki, doc=doc):
+                            return (doc[qi] == doc[ki]) & (qi >= ki)
+
+                        bm = create_block_mask(mask_mod, None, None, T, T, device=dev)
+                        qf, kf, vf = (x.transpose(0, 1).unsqueeze(0) for x in (qq, kk, vv))  # [1, H, T, D]
+                        dof = do.transpose(0, 1).unsqueeze(0)
+
+                        def run(bwd=bwd, qf=qf, kf=kf, vf=vf, bm=bm, dof=dof, leaves=(qq, kk, vv)):
+                            o = flex_fn(qf, kf, vf, block_mask=bm)
+                            if bwd:
+                                torch.autograd.grad(o, leaves, dof)
+                    else:
+                        raise ValueError(f"unknown system {system}")
+                    ms, mn = bench(torch, run, a.warmup, a.iters)
+                    add(w, lens, system, pas, ms, mn, a.iters)
+                except Exception as e:  # a peer that cannot run is a row with a note, not a crash
+                    traceback.print_exc()
+                    add(w, lens, system, pas, float("nan"), float("nan"), 0, f"{type(e).__name__}: {e}"[:200])
+        del q, k, v, do
+        torch.cuda.empty_cache()
+
+    write_h5(a, rows, torch)
+
+
+def write_h5(a, rows, torch):
+    import h5py
+    cols = [("workload", "s", "", "workload name"), ("system", "s", "", "peer"),
+            ("pass", "s", "", "fwd or fwdbwd"), ("total_tokens", "i", "tokens", "packed tokens"),
+            ("num_docs", "i", "docs", "documents"), ("heads_q", "i", "heads", "query heads"),
+            ("heads_kv", "i", "heads", "key/value heads"), ("head_dim", "i", "1", "head dimension"),
+            ("ms", "f", "ms", "median over iters CUDA-event timings"), ("ms_min", "f", "ms", "fastest timing"),
+            ("iters", "i", "1", "timed calls"), ("flops", "f", "FLOP", "causal-discounted FLOPs of the pass"),
+            ("tflops", "f", "TFLOP/s", "flops / ms"), ("note", "s", "", "empty, or why the row has no time")]
+    tmp = a.out + f".tmp.{os.getpid()}"
+    with h5py.File(tmp, "w") as f:
+        at = f.attrs
+        at["experiment"] = "latency_peers"
+        at["schema_version"] = np.int64(1)
+        at["git_commit"] = os.environ.get("FLAMIA_GIT_COMMIT", "unknown")
+        at["argv"] = " ".join(sys.argv)
+        at["seed"] = np.int64(a.seed)
+        at["backend"] = "cuda"
+        at["device_name"] = torch.cuda.get_device_name()
+        at["gpu_name"] = torch.cuda.get_device_name()
+        at["cuda_runtime"] = str(torch.version.cuda)
+        at["torch_version"] = torch.__version__
+        at["cudnn_version"] = str(torch.backends.cudnn.version())
+        at["utc_time"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        at["hostname"] = socket.gethostname()
+        at["cpu_model"] = platform.processor() or "unknown"
+        at["warmup"] = np.int64(a.warmup)
+        at["iters"] = np.int64(a.iters)
+        g = f.create_group("timings")
+        g.attrs["description"] = "median latency per workload, peer and pass (schema of experiments/latency)"
+        g.attrs["rows"] = np.int64(len(rows))
+        for name, t, units, desc in cols:
+            vals = [r[name] for r in rows]
+            if t == "s":
+                width = max([len(str(x).encode()) for x in vals] + [1])
+                data = np.array([str(x).encode() for x in vals], dtype=f"S{width}")
+            elif t == "i":
+                data = np.array(vals, dtype=np.int64)
+            else:
+                data = np.array(vals, dtype=np.float64)
+            d = g.create_dataset(name, data=data)
+            d.attrs["units"] = units
+            d.attrs["description"] = desc
+    os.replace(tmp, a.out)
+    print(f"peers.py: wrote {a.out} ({len(rows)} rows)")
+
+
+if __name__ == "__main__":
+    main()
