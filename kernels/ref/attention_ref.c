@@ -154,6 +154,54 @@ static inline float p_in_frame(const ref_ctx *x, float s, float frame) {
     return flamia_ldexpf(flamia_ref_exp2(x->r, t - ti), (int)k);
 }
 
+typedef struct {
+    const ref_ctx *x;
+    float *o, *lse;    /* outputs (temporaries of the call) */
+    float **srow, **frame;
+    double **acc;      /* per-worker scratch */
+} fwd_job;
+
+static int max_doc_len(const flamia_shape *s) {
+    int maxlen = 0;
+    for (int d = 0; d < s->num_docs; d++)
+        if (s->cu_seqlens[d + 1] - s->cu_seqlens[d] > maxlen) maxlen = s->cu_seqlens[d + 1] - s->cu_seqlens[d];
+    return maxlen;
+}
+
+/* One query head over every document (rows never share outputs). */
+static void fwd_task(void *p, int hq, int worker) {
+    const fwd_job *job = p;
+    const ref_ctx *x = job->x;
+    const flamia_shape *s = x->s;
+    const int D = x->D, tk = x->r->tile_k, hk = hq / x->group;
+    float *srow = job->srow[worker], *frame = job->frame[worker];
+    double *acc = job->acc[worker];
+    for (int doc = 0; doc < s->num_docs; doc++) {
+        const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
+        for (int i = 0; i < L; i++) {
+            const int jend = s->causal ? i + 1 : L;
+            const int ntiles = row_scores(x, d0, i, jend, hq, srow, frame);
+            const float m = frame[0];
+            double l = 0.0;
+            memset(acc, 0, (size_t)D * sizeof *acc);
+            for (int n = ntiles - 1; n >= 0; n--) {
+                const double rescale = ldexp(1.0, (int)(frame[n] - m)); /* exact power of two */
+                const int j1 = (n + 1) * tk < jend ? (n + 1) * tk : jend;
+                for (int j = n * tk; j < j1; j++) {
+                    const float pf = p_in_frame(x, srow[j], frame[n]);
+                    const double pq = (double)flamia_ref_p_quantize(x->r, pf) * rescale;
+                    l += (double)pf * rescale;
+                    const float *vj = x->v + ((size_t)(d0 + j) * x->Hkv + hk) * D;
+                    for (int d = 0; d < D; d++) acc[d] += pq * vj[d];
+                }
+            }
+            float *oi = job->o + ((size_t)(d0 + i) * x->Hq + hq) * D;
+            for (int d = 0; d < D; d++) oi[d] = flamia_round_bf16((float)(acc[d] / l));
+            job->lse[(size_t)(d0 + i) * x->Hq + hq] = (float)(LN2 * ((double)m + log2(l)));
+        }
+    }
+}
+
 flamia_status flamia_ref_forward(const flamia_recipe *r, const flamia_shape *s, const float *q,
                                  const float *k, const float *v, float *o, float *lse) {
     flamia_clear_error();
@@ -161,60 +209,34 @@ flamia_status flamia_ref_forward(const flamia_recipe *r, const flamia_shape *s, 
     if (st) return st;
     if (!o || !lse) return flamia_fail(FLAMIA_ERR_INVALID, "flamia_ref_forward: NULL output pointer");
     const size_t nq = (size_t)s->total_tokens * s->heads_q * s->head_dim,
-                 nkv = (size_t)s->total_tokens * s->heads_kv * s->head_dim;
+                 nkv = (size_t)s->total_tokens * s->heads_kv * s->head_dim,
+                 nlse = (size_t)s->total_tokens * s->heads_q;
     if ((st = check_finite(r, "q", q, nq)) || (st = check_finite(r, "k", k, nkv)) || (st = check_finite(r, "v", v, nkv)))
         return st;
     ref_ctx x;
     if ((st = ctx_init(&x, r, s, q, k, v, NULL))) return st;
 
-    const int D = x.D, tk = r->tile_k;
-    int maxlen = 0;
-    for (int d = 0; d < s->num_docs; d++)
-        if (s->cu_seqlens[d + 1] - s->cu_seqlens[d] > maxlen) maxlen = s->cu_seqlens[d + 1] - s->cu_seqlens[d];
-    float *srow = malloc((size_t)maxlen * sizeof *srow);
-    float *frame = malloc(((size_t)maxlen / tk + 1) * sizeof *frame);
-    double *acc = malloc((size_t)D * sizeof *acc);
-    float *o_tmp = malloc(nq * sizeof *o_tmp);
-    float *lse_tmp = malloc((size_t)s->total_tokens * s->heads_q * sizeof *lse_tmp);
-    if (!srow || !frame || !acc || !o_tmp || !lse_tmp) {
+    const int maxlen = max_doc_len(s), nw = flamia_ref_threads(s->heads_q);
+    float *srow[64] = {0}, *frame[64] = {0};
+    double *acc[64] = {0};
+    fwd_job job = {&x, malloc(nq * sizeof(float)), malloc(nlse * sizeof(float)), srow, frame, acc};
+    int ok = job.o && job.lse;
+    for (int w = 0; w < nw; w++) {
+        srow[w] = malloc((size_t)maxlen * sizeof(float));
+        frame[w] = malloc(((size_t)maxlen / r->tile_k + 1) * sizeof(float));
+        acc[w] = malloc((size_t)x.D * sizeof(double));
+        ok = ok && srow[w] && frame[w] && acc[w];
+    }
+    if (ok) {
+        flamia_ref_parallel_for(s->heads_q, nw, fwd_task, &job);
+        memcpy(o, job.o, nq * sizeof *o);
+        memcpy(lse, job.lse, nlse * sizeof *lse);
+    } else {
         st = flamia_fail(FLAMIA_ERR_NOMEM, "flamia_ref_forward: out of host memory");
-        goto done;
     }
-    for (int doc = 0; doc < s->num_docs; doc++) {
-        const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
-        for (int hq = 0; hq < x.Hq; hq++) {
-            const int hk = hq / x.group;
-            for (int i = 0; i < L; i++) {
-                const int jend = s->causal ? i + 1 : L;
-                const int ntiles = row_scores(&x, d0, i, jend, hq, srow, frame);
-                const float m = frame[0];
-                double l = 0.0;
-                memset(acc, 0, (size_t)D * sizeof *acc);
-                for (int n = ntiles - 1; n >= 0; n--) {
-                    const double rescale = ldexp(1.0, (int)(frame[n] - m)); /* exact power of two */
-                    const int j1 = (n + 1) * tk < jend ? (n + 1) * tk : jend;
-                    for (int j = n * tk; j < j1; j++) {
-                        const float pf = p_in_frame(&x, srow[j], frame[n]);
-                        const double pq = (double)flamia_ref_p_quantize(r, pf) * rescale;
-                        l += (double)pf * rescale;
-                        const float *vj = x.v + ((size_t)(d0 + j) * x.Hkv + hk) * D;
-                        for (int d = 0; d < D; d++) acc[d] += pq * vj[d];
-                    }
-                }
-                float *oi = o_tmp + ((size_t)(d0 + i) * x.Hq + hq) * D;
-                for (int d = 0; d < D; d++) oi[d] = flamia_round_bf16((float)(acc[d] / l));
-                lse_tmp[(size_t)(d0 + i) * x.Hq + hq] = (float)(LN2 * ((double)m + log2(l)));
-            }
-        }
-    }
-    memcpy(o, o_tmp, nq * sizeof *o);
-    memcpy(lse, lse_tmp, (size_t)s->total_tokens * s->heads_q * sizeof *lse);
-done:
-    free(srow);
-    free(frame);
-    free(acc);
-    free(o_tmp);
-    free(lse_tmp);
+    for (int w = 0; w < nw; w++) free(srow[w]), free(frame[w]), free(acc[w]);
+    free(job.o);
+    free(job.lse);
     ctx_free(&x);
     return st;
 }
@@ -337,6 +359,73 @@ static void ds_quantize_chunk(bwd_ws *w, int L, int i0, int rows) {
     }
 }
 
+/* The shared state of one backward call; workers own one kv head (its query
+ * group) at a time, so dq/dk/dv rows are never shared between threads. */
+typedef struct {
+    ref_ctx *x;
+    double *dq_acc, *dk_acc, *dv_acc;
+    bwd_ws *ws;          /* per worker */
+    flamia_ref_stats *task_stats; /* per kv head: summed in task order afterwards */
+    double *task_sum2;
+    float *task_amax;    /* first pass of a tensor-wide dS scale */
+} bwd_job;
+
+/* First pass of a tensor-wide dS scale: the max |dS| of one kv head's group. */
+static void ds_amax_task(void *p, int hk, int worker) {
+    bwd_job *job = p;
+    bwd_ws *w = &job->ws[worker];
+    const flamia_shape *s = job->x->s;
+    const int tq = job->x->r->tile_q;
+    float amax = 0.0f;
+    for (int doc = 0; doc < s->num_docs; doc++) {
+        const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
+        for (int hq = hk * job->x->group; hq < (hk + 1) * job->x->group; hq++)
+            for (int i0 = 0; i0 < L; i0 += tq) {
+                const int i1 = i0 + tq < L ? i0 + tq : L;
+                ds_chunk(w, d0, L, hq, i0, i1);
+                amax = fmaxf(amax, ds_group_amax(w, 0, i1 - i0, 0, L));
+            }
+    }
+    job->task_amax[hk] = amax;
+}
+
+static void bwd_task(void *p, int hk, int worker) {
+    bwd_job *job = p;
+    bwd_ws *w = &job->ws[worker];
+    ref_ctx *x = job->x;
+    const flamia_shape *s = x->s;
+    const int D = x->D, tq = x->r->tile_q;
+    memset(w->st, 0, sizeof *w->st);
+    w->ds_sum2 = 0.0;
+    w->dv_acc = job->dv_acc;
+    for (int doc = 0; doc < s->num_docs; doc++) {
+        const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
+        for (int hq = hk * x->group; hq < (hk + 1) * x->group; hq++) {
+            for (int i0 = 0; i0 < L; i0 += tq) {
+                const int i1 = i0 + tq < L ? i0 + tq : L;
+                ds_chunk(w, d0, L, hq, i0, i1);
+                ds_quantize_chunk(w, L, i0, i1 - i0);
+                for (int i = i0; i < i1; i++) {
+                    const float *dsr = w->ds + (size_t)(i - i0) * w->maxlen;
+                    const int jend = s->causal ? i + 1 : L;
+                    const size_t qrow = ((size_t)(d0 + i) * x->Hq + hq) * D;
+                    for (int j = 0; j < jend; j++) {
+                        const double g = (double)dsr[j] * x->scale;
+                        if (g == 0.0) continue;
+                        const size_t krow = ((size_t)(d0 + j) * x->Hkv + hk) * D;
+                        for (int d = 0; d < D; d++) {
+                            job->dq_acc[qrow + d] += g * x->kg[krow + d];
+                            job->dk_acc[krow + d] += g * x->qg[qrow + d];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    job->task_stats[hk] = *w->st;
+    job->task_sum2[hk] = w->ds_sum2;
+}
+
 flamia_status flamia_ref_backward_ex(const flamia_recipe *r, const flamia_shape *s,
                                      const float *q, const float *k, const float *v,
                                      const float *o, const float *lse, const float *dout,
@@ -346,8 +435,8 @@ flamia_status flamia_ref_backward_ex(const flamia_recipe *r, const flamia_shape 
     if (st) return st;
     if (!o || !lse || !dout) return flamia_fail(FLAMIA_ERR_INVALID, "flamia_ref_backward: NULL input pointer (o, lse or dout)");
     if (!dq || !dk || !dv) return flamia_fail(FLAMIA_ERR_INVALID, "flamia_ref_backward: NULL output pointer");
-    const int T = s->total_tokens, D = s->head_dim;
-    const size_t nq = (size_t)T * s->heads_q * D, nkv = (size_t)T * s->heads_kv * D;
+    const int T = s->total_tokens, D = s->head_dim, Hkv = s->heads_kv;
+    const size_t nq = (size_t)T * s->heads_q * D, nkv = (size_t)T * Hkv * D;
     if ((st = check_finite(r, "q", q, nq)) || (st = check_finite(r, "k", k, nkv)) ||
         (st = check_finite(r, "v", v, nkv)) || (st = check_finite(r, "dout", dout, nq)) ||
         (st = check_finite(r, "o", o, nq)) || (st = check_finite(r, "lse", lse, (size_t)T * s->heads_q)))
@@ -355,87 +444,61 @@ flamia_status flamia_ref_backward_ex(const flamia_recipe *r, const flamia_shape 
     ref_ctx x;
     if ((st = ctx_init(&x, r, s, q, k, v, dout))) return st;
 
-    flamia_ref_stats local;
-    memset(&local, 0, sizeof local);
-    bwd_ws w;
-    memset(&w, 0, sizeof w);
-    w.x = &x;
-    w.o = o;
-    w.lse = lse;
-    w.st = &local;
-    for (int d = 0; d < s->num_docs; d++)
-        if (s->cu_seqlens[d + 1] - s->cu_seqlens[d] > w.maxlen) w.maxlen = s->cu_seqlens[d + 1] - s->cu_seqlens[d];
-    const int tq = r->tile_q;
-    w.srow = malloc((size_t)w.maxlen * sizeof *w.srow);
-    w.frame = malloc(((size_t)w.maxlen / r->tile_k + 1) * sizeof *w.frame);
-    w.ds = malloc((size_t)tq * w.maxlen * sizeof *w.ds);
-    double *dq_acc = calloc(nq, sizeof *dq_acc), *dk_acc = calloc(nkv, sizeof *dk_acc);
-    double *dv_acc = calloc(nkv, sizeof *dv_acc);
+    const int nw = flamia_ref_threads(Hkv), maxlen = max_doc_len(s);
+    bwd_ws ws[64];
+    flamia_ref_stats wstats[64];
+    memset(ws, 0, sizeof ws);
+    bwd_job job = {&x, calloc(nq, sizeof(double)), calloc(nkv, sizeof(double)), calloc(nkv, sizeof(double)), ws,
+                   calloc((size_t)Hkv, sizeof(flamia_ref_stats)), calloc((size_t)Hkv, sizeof(double)),
+                   calloc((size_t)Hkv, sizeof(float))};
     float *tmp = malloc((nq > nkv ? nq : nkv) * sizeof *tmp);
-    if (!w.srow || !w.frame || !w.ds || !dq_acc || !dk_acc || !dv_acc || !tmp) {
+    int ok = job.dq_acc && job.dk_acc && job.dv_acc && job.task_stats && job.task_sum2 && job.task_amax && tmp;
+    for (int w = 0; w < nw; w++) {
+        ws[w] = (bwd_ws){.x = &x, .o = o, .lse = lse, .maxlen = maxlen, .st = &wstats[w]};
+        ws[w].srow = malloc((size_t)maxlen * sizeof(float));
+        ws[w].frame = malloc(((size_t)maxlen / r->tile_k + 1) * sizeof(float));
+        ws[w].ds = malloc((size_t)r->tile_q * maxlen * sizeof(float));
+        ok = ok && ws[w].srow && ws[w].frame && ws[w].ds;
+    }
+    if (!ok) {
         st = flamia_fail(FLAMIA_ERR_NOMEM, "flamia_ref_backward: out of host memory");
         goto done;
     }
     if (r->ds_format == FLAMIA_FMT_E4M3 && r->ds_scale == FLAMIA_DS_TENSOR) {
-        /* first pass: the tensor-wide max of dS over every document and head */
+        flamia_ref_parallel_for(Hkv, nw, ds_amax_task, &job);
         float amax = 0.0f;
-        for (int doc = 0; doc < s->num_docs; doc++) {
-            const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
-            for (int hq = 0; hq < x.Hq; hq++)
-                for (int i0 = 0; i0 < L; i0 += tq) {
-                    const int i1 = i0 + tq < L ? i0 + tq : L;
-                    ds_chunk(&w, d0, L, hq, i0, i1);
-                    amax = fmaxf(amax, ds_group_amax(&w, 0, i1 - i0, 0, L));
-                }
-        }
-        w.ds_tensor_exp = flamia_fmt_block_exponent(amax, r->ds_exp_rule == FLAMIA_EXP_FLOOR_OCP);
+        for (int h = 0; h < Hkv; h++) amax = fmaxf(amax, job.task_amax[h]);
+        const int e = flamia_fmt_block_exponent(amax, r->ds_exp_rule == FLAMIA_EXP_FLOOR_OCP);
+        for (int w = 0; w < nw; w++) ws[w].ds_tensor_exp = e;
     }
-    w.dv_acc = dv_acc;
-    for (int doc = 0; doc < s->num_docs; doc++) {
-        const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
-        for (int hq = 0; hq < x.Hq; hq++) {
-            const int hk = hq / x.group;
-            for (int i0 = 0; i0 < L; i0 += tq) {
-                const int i1 = i0 + tq < L ? i0 + tq : L;
-                ds_chunk(&w, d0, L, hq, i0, i1);
-                ds_quantize_chunk(&w, L, i0, i1 - i0);
-                for (int i = i0; i < i1; i++) {
-                    const float *dsr = w.ds + (size_t)(i - i0) * w.maxlen;
-                    const int jend = s->causal ? i + 1 : L;
-                    const size_t qrow = ((size_t)(d0 + i) * x.Hq + hq) * D;
-                    for (int j = 0; j < jend; j++) {
-                        const double g = (double)dsr[j] * x.scale;
-                        if (g == 0.0) continue;
-                        const size_t krow = ((size_t)(d0 + j) * x.Hkv + hk) * D;
-                        for (int d = 0; d < D; d++) {
-                            dq_acc[qrow + d] += g * x.kg[krow + d];
-                            dk_acc[krow + d] += g * x.qg[qrow + d];
-                        }
-                    }
-                }
-            }
-        }
-    }
+    flamia_ref_parallel_for(Hkv, nw, bwd_task, &job);
+
     /* outputs: rotate dQ, dK back when Q, K were rotated; round to BF16 */
-    for (size_t i = 0; i < nq; i++) tmp[i] = (float)dq_acc[i];
+    for (size_t i = 0; i < nq; i++) tmp[i] = (float)job.dq_acc[i];
     if (r->hadamard) flamia_ref_hadamard(tmp, (size_t)T * s->heads_q, D);
     for (size_t i = 0; i < nq; i++) dq[i] = flamia_round_bf16(tmp[i]);
-    for (size_t i = 0; i < nkv; i++) tmp[i] = (float)dk_acc[i];
-    if (r->hadamard) flamia_ref_hadamard(tmp, (size_t)T * s->heads_kv, D);
+    for (size_t i = 0; i < nkv; i++) tmp[i] = (float)job.dk_acc[i];
+    if (r->hadamard) flamia_ref_hadamard(tmp, (size_t)T * Hkv, D);
     for (size_t i = 0; i < nkv; i++) dk[i] = flamia_round_bf16(tmp[i]);
-    for (size_t i = 0; i < nkv; i++) dv[i] = flamia_round_bf16((float)dv_acc[i]);
+    for (size_t i = 0; i < nkv; i++) dv[i] = flamia_round_bf16((float)job.dv_acc[i]);
     if (stats) {
-        local.ds_norm_err = w.ds_sum2 > 0.0 ? sqrt(local.ds_norm_err / w.ds_sum2) : 0.0;
-        *stats = local;
+        flamia_ref_stats sum;
+        memset(&sum, 0, sizeof sum);
+        double sum2 = 0.0;
+        for (int h = 0; h < Hkv; h++) { /* task order: independent of the thread count */
+            const flamia_ref_stats *t = &job.task_stats[h];
+            sum.ds_nonzero += t->ds_nonzero, sum.ds_flushed += t->ds_flushed, sum.ds_norm_err += t->ds_norm_err;
+            sum.p_codes += t->p_codes, sum.p_mismatch += t->p_mismatch;
+            sum.p_mismatch_unexplained += t->p_mismatch_unexplained;
+            sum2 += job.task_sum2[h];
+        }
+        sum.ds_norm_err = sum2 > 0.0 ? sqrt(sum.ds_norm_err / sum2) : 0.0;
+        *stats = sum;
     }
 done:
-    free(w.srow);
-    free(w.frame);
-    free(w.ds);
-    free(dq_acc);
-    free(dk_acc);
-    free(dv_acc);
-    free(tmp);
+    for (int w = 0; w < nw; w++) free(ws[w].srow), free(ws[w].frame), free(ws[w].ds);
+    free(job.dq_acc), free(job.dk_acc), free(job.dv_acc), free(job.task_stats), free(job.task_sum2);
+    free(job.task_amax), free(tmp);
     ctx_free(&x);
     return st;
 }

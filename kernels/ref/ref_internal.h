@@ -17,4 +17,10 @@ float flamia_ref_p_quantize(const flamia_recipe *r, float p);
 /* exp2 as the recipe evaluates it (exact, or the inference-only approximation). */
 float flamia_ref_exp2(const flamia_recipe *r, float u);
 
+/* Deterministic parallel-for: fn(ctx, task, worker) for task in [0, ntasks); task t
+ * runs on worker t % nworkers. nworkers from flamia_ref_threads (<= 64). */
+typedef void (*flamia_task_fn)(void *ctx, int task, int worker);
+int flamia_ref_threads(int ntasks);
+void flamia_ref_parallel_for(int ntasks, int nworkers, flamia_task_fn fn, void *ctx);
+
 #endif
