@@ -1,9 +1,10 @@
 #!/bin/bash
 # device_run.sh - one full command for the lent GPU machine (run from the repo root):
-# builds with meson there, runs the gpu test suite, the latency driver and peers.py,
-# joins them; logs and HDF5 files under $OUT (the device tool's result folder).
-#   experiments/latency/device_run.sh [tests] [ours] [peers] [flex]   (default: all but flex)
-# Env: FLAMIA_GIT_COMMIT (stamped into the HDF5 files), LAT_ARGS, PEER_ARGS (extra options).
+# builds with meson there, runs the gpu test suite, the latency driver (one process per
+# workload, merged: a kernel fault loses one workload, not the run) and peers.py, then
+# joins them. Results and logs under $OUT (at most 8 files come back).
+#   experiments/latency/device_run.sh [tests] [ours] [peers] [flex]   (default: tests ours peers)
+# Env: FLAMIA_GIT_COMMIT (stamped into the HDF5 files), LAT_ARGS, PEER_ARGS, WORKLOADS.
 set -u
 OUT=${OUT:-/tmp/flamia-out}
 mkdir -p "$OUT"
@@ -11,27 +12,53 @@ STEPS=${*:-tests ours peers}
 has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 MESON="meson"; command -v meson >/dev/null || MESON="python3 -m mesonbuild.mesonmain"
 B=build-device
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
+WORKLOADS=${WORKLOADS:-4x4096 16x4096 16x1024 64x1024 8192+32x256 8192+224x256 logu-16k logu-64k}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 if [ ! -f $B/build.ninja ]; then
-  $MESON setup $B -Dcuda=enabled -Dexperiments=enabled >"$OUT/setup.log" 2>&1 || { tail -40 "$OUT/setup.log"; exit 1; }
+  $MESON setup $B -Dcuda=enabled -Dexperiments=enabled >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 fi
-ninja -C $B >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$OUT/build.log" | head -60; exit 1; }
+ninja -C $B >>"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$OUT/build.log" | head -60; exit 1; }
 echo "build ok"
 rc=0
 if has tests; then
-  $MESON test -C $B --suite gpu --print-errorlogs --num-processes 1 >"$OUT/tests.log" 2>&1 || rc=1
-  grep -E "^ *[0-9]+/[0-9]+ " "$OUT/tests.log"
-  for t in $B/meson-logs/testlog.txt; do cp "$t" "$OUT/testlog.txt"; done
-  grep -hE "^FAIL|leak probe|graph capture|e4m3 hardware|relL2" "$OUT/testlog.txt" | cut -c1-230 | head -60
+  $MESON test -C $B --suite gpu --print-errorlogs --num-processes 1 >/dev/null 2>&1 || rc=1
+  cp $B/meson-logs/testlog.txt "$OUT/testlog.txt"
+  grep -E "^(test|result|duration): " "$OUT/testlog.txt" | paste - - - | awk '{print $4, $6, $8, $9, $10}'
+  grep -hE "^FAIL|leak probe|graph capture|e4m3 hardware|relL2|bit-exact|failures" "$OUT/testlog.txt" | cut -c1-230 | head -70
 fi
 if has ours; then
-  $B/experiments/latency/latency --out "$OUT/ours.h5" ${LAT_ARGS:-} 2>&1 | grep -v "^latency: .*eta" | tee "$OUT/ours.log" | tail -40
+  P=/tmp/lat-parts; rm -rf $P; mkdir -p $P; i=0; : >"$OUT/ours.log"
+  for w in $WORKLOADS; do
+    i=$((i+1))
+    $B/experiments/latency/latency --workloads "$w" --out "$P/$i.h5" ${LAT_ARGS:-} >>"$OUT/ours.log" 2>&1 \
+      || { echo "latency: workload $w FAILED (see ours.log)" | tee -a "$OUT/ours.log"; rc=1; }
+  done
+  python3 experiments/latency/merge_h5.py "$OUT/ours.h5" $(ls $P/*.h5 | sort -V)
+  python3 - "$OUT/ours.h5" <<'PY'
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+t, q, v = f["timings"], f["quantize"], f["verify"]
+s = lambda a: [x.decode() for x in a[...]]
+print("copy ceiling measured: %.0f GB/s" % f["ceiling"]["gbps"][0])
+print("%-14s %-12s %9s %7s %6s | %9s %7s | %9s %7s | %s" % ("workload", "recipe", "quant ms", "GB/s", "%copy", "fwd ms", "TF/s", "f+q ms", "TF/s", "verify"))
+W, R = s(q["workload"]), s(q["recipe"])
+tw, ts, tp = s(t["workload"]), s(t["system"]), s(t["pass"])
+vw, vr = s(v["workload"]), s(v["recipe"])
+for i in range(len(W)):
+    def g(p, col):
+        for j in range(len(tw)):
+            if tw[j] == W[i] and ts[j] == "flamia-" + R[i] and tp[j] == p: return t[col][j]
+        return float("nan")
+    k = [j for j in range(len(vw)) if vw[j] == W[i] and vr[j] == R[i]]
+    ver = ("ok" if v["ok"][k[0]] else "FAIL") + " %.1e" % v["ref_rel_l2"][k[0]] if k else "?"
+    print("%-14s %-12s %9.3f %7.0f %6.1f | %9.3f %7.1f | %9.3f %7.1f | %s" % (W[i], R[i], q["ms"][i], q["gbps"][i], 100 * q["frac_copy_measured"][i], g("fwd", "ms"), g("fwd", "tflops"), g("fwd+quant", "ms"), g("fwd+quant", "tflops"), ver))
+PY
 fi
 if has peers || has flex; then
   SYS="cudnn-bf16,flash-bf16,varlen-bf16"; has flex && SYS="$SYS,flex-bf16"
   PYTHONUNBUFFERED=1 python3 experiments/latency/peers.py --layouts "$OUT/ours.h5" --out "$OUT/peers.h5" \
     --systems "$SYS" ${PEER_ARGS:-} >"$OUT/peers.log" 2>&1 || rc=1
-  grep -vE "^\s+File|^Traceback" "$OUT/peers.log" | tail -45 | cut -c1-200
+  grep -E "^  |peers.py|Error" "$OUT/peers.log" | tail -45 | cut -c1-200
   python3 experiments/latency/join.py "$OUT/ours.h5" "$OUT/peers.h5" --recipe mxfp8 | tee "$OUT/join.md"
 fi
 exit $rc

@@ -82,11 +82,13 @@ flamia_status recipe_kind(const char *fn, const flamia_recipe *r, enum flamia_sm
     char name[sizeof r->name + 1];
     memcpy(name, r->name, sizeof r->name);
     name[sizeof r->name] = '\0';
+    int edited = 0; /* named after a supported preset, but its knobs differ */
+    for (const auto &s : supported) edited |= !strcmp(name, s.name);
     return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
-                       "%s: recipe '%s' is not implemented on the GPU: the CUDA backend runs the presets bf16, "
+                       "%s: recipe '%s'%s is not implemented on the GPU: the CUDA backend runs the presets bf16, "
                        "mxfp8 and mxfp8-exact unchanged except for the hadamard knob (use the CPU reference "
                        "for the others)",
-                       fn, name);
+                       fn, name, edited ? " with edited knobs (tiles, P/dS format, exp mode...)" : "");
 }
 
 /* Recipe + shape + device -> validated problem. */
@@ -212,7 +214,7 @@ int flamia_cuda_available(void) {
 flamia_status flamia_cuda_workspace_size(const flamia_recipe *r, const flamia_shape *s, size_t *bytes) {
     static const char fn[] = "flamia_cuda_workspace_size";
     if (!bytes) return flamia_fail(FLAMIA_ERR_INVALID, "%s: bytes is NULL", fn);
-    flamia_sm90_problem P;
+    flamia_sm90_problem P = {};
     flamia_status st = prepare(fn, r, s, 0, &P);
     if (st) return st;
     *bytes = flamia_sm90_layout_of(&P).total;
@@ -222,7 +224,7 @@ flamia_status flamia_cuda_workspace_size(const flamia_recipe *r, const flamia_sh
 flamia_status flamia_cuda_quantize(const flamia_recipe *r, const flamia_shape *s, const void *q, const void *k,
                                    const void *v, void *workspace, size_t workspace_bytes, void *stream) {
     static const char fn[] = "flamia_cuda_quantize";
-    flamia_sm90_problem P;
+    flamia_sm90_problem P = {};
     flamia_status st;
     if ((st = prepare(fn, r, s, 0, &P)) || (st = check_inputs(fn, s, q, k, v)) ||
         (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_pending(fn)))
@@ -233,7 +235,7 @@ flamia_status flamia_cuda_quantize(const flamia_recipe *r, const flamia_shape *s
 flamia_status flamia_cuda_forward(const flamia_recipe *r, const flamia_shape *s, void *workspace,
                                   size_t workspace_bytes, void *o, float *lse, void *stream) {
     static const char fn[] = "flamia_cuda_forward";
-    flamia_sm90_problem P;
+    flamia_sm90_problem P = {};
     flamia_status st;
     if ((st = prepare(fn, r, s, 0, &P)) || (st = check_ptr(fn, "shape.cu_seqlens", s->cu_seqlens, 4)) ||
         (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_ptr(fn, "o", o, 16)) ||
@@ -247,7 +249,7 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
                                    void *dq, void *dk, void *dv, void *stream) {
     static const char fn[] = "flamia_cuda_backward";
     (void)stream;
-    flamia_sm90_problem P;
+    flamia_sm90_problem P = {};
     flamia_status st;
     if ((st = prepare(fn, r, s, 1, &P)) || (st = check_ptr(fn, "shape.cu_seqlens", s->cu_seqlens, 4)) ||
         (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_ptr(fn, "o", o, 16)) ||
@@ -262,7 +264,7 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
                                      const void *v, const void *dout, void *o, float *lse, void *dq, void *dk,
                                      void *dv, void *workspace, size_t workspace_bytes, void *stream) {
     static const char fn[] = "flamia_cuda_train_step";
-    flamia_sm90_problem P;
+    flamia_sm90_problem P = {};
     flamia_status st;
     if ((st = prepare(fn, r, s, 1, &P)) || (st = check_inputs(fn, s, q, k, v)) ||
         (st = check_ptr(fn, "dout", dout, 16)) || (st = check_ptr(fn, "o", o, 16)) ||
@@ -274,8 +276,8 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
      * quantize and forward would hand back dq/dk/dv untouched. */
     (void)stream;
     return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
-                       "%s: the sm_90 backward is not implemented yet (flamia_cuda_quantize + "
-                       "flamia_cuda_forward run)",
+                       "%s: the sm_90 backward is not implemented yet (nothing was run; call "
+                       "flamia_cuda_quantize and flamia_cuda_forward for the forward half)",
                        fn);
 }
 

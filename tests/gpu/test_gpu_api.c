@@ -137,13 +137,41 @@ int main(void) {
         free(chk);
     }
 
-    /* ---- CUDA graph capture: quantize + forward, replayed, equal to the eager call */
-    for (int pass = 0; pass < 2; pass++) {
-        const char *preset = pass ? "mxfp8-exact" : "mxfp8";
+    /* ---- CUDA graph capture. (1) quantize alone: the replayed workspace equals the
+     * eager one byte for byte; (2) quantize + forward: the replayed O equals the eager O. */
+    for (int pass = 0; pass < 3; pass++) {
+        const char *preset = pass == 0 ? "mxfp8" : pass == 1 ? "mxfp8-exact" : "bf16";
         FL(flamia_recipe_preset(preset, &rec));
+        rec.hadamard = pass == 1;
         FL(flamia_cuda_workspace_size(&rec, &sh, &wsb));
         cudaStream_t st;
         CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        uint8_t *w_eager = xmalloc(wsb), *w_replay = xmalloc(wsb);
+        CK(cudaMemset(ws, 0xCD, wsb));
+        FL(flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, wsb, st));
+        CK(cudaStreamSynchronize(st));
+        CK(cudaMemcpy(w_eager, ws, wsb, cudaMemcpyDeviceToHost));
+        CK(cudaMemset(ws, 0xCD, wsb));
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+        flamia_status s1 = flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, wsb, st);
+        CK(cudaStreamEndCapture(st, &graph));
+        EXPECT(s1 == FLAMIA_OK, "%s: quantize under capture -> %s: %s", preset, flamia_status_string(s1),
+               flamia_last_error());
+        CK(cudaGraphInstantiate(&exec, graph, 0));
+        for (int i = 0; i < 3; i++) CK(cudaGraphLaunch(exec, st));
+        CK(cudaStreamSynchronize(st));
+        CK(cudaMemcpy(w_replay, ws, wsb, cudaMemcpyDeviceToHost));
+        int same = !memcmp(w_eager, w_replay, wsb);
+        EXPECT(same, "%s: graph replay of quantize leaves a different workspace", preset);
+        printf("graph capture %-11s: quantize replayed 3x, workspace %s the eager call's\n", preset,
+               same ? "bit-identical to" : "DIFFERS from");
+        CK(cudaGraphExecDestroy(exec));
+        CK(cudaGraphDestroy(graph));
+        free(w_eager);
+        free(w_replay);
+
         CK(cudaMemset(dO, 0xFF, nq * 2));
         FL(flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, wsb, st));
         flamia_status fs = flamia_cuda_forward(&rec, &sh, ws, wsb, dO, dlse, st);
@@ -157,10 +185,8 @@ int main(void) {
         CK(cudaMemcpy(eager, dO, nq * 2, cudaMemcpyDeviceToHost));
         CK(cudaMemset(dO, 0xFF, nq * 2));
         CK(cudaMemset(ws, 0xCD, wsb));
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
         CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-        flamia_status s1 = flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, wsb, st);
+        s1 = flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, wsb, st);
         flamia_status s2s = flamia_cuda_forward(&rec, &sh, ws, wsb, dO, dlse, st);
         CK(cudaStreamEndCapture(st, &graph));
         EXPECT(s1 == FLAMIA_OK && s2s == FLAMIA_OK, "%s: calls under capture -> %s / %s: %s", preset,
@@ -169,9 +195,10 @@ int main(void) {
         for (int i = 0; i < 3; i++) CK(cudaGraphLaunch(exec, st));
         CK(cudaStreamSynchronize(st));
         CK(cudaMemcpy(replay, dO, nq * 2, cudaMemcpyDeviceToHost));
-        EXPECT(!memcmp(eager, replay, nq * 2), "%s: graph replay differs from the eager call", preset);
+        same = !memcmp(eager, replay, nq * 2);
+        EXPECT(same, "%s: graph replay differs from the eager call", preset);
         printf("graph capture %-11s: quantize + forward replayed 3x, output %s the eager call's\n", preset,
-               memcmp(eager, replay, nq * 2) ? "DIFFERS from" : "bit-identical to");
+               same ? "bit-identical to" : "DIFFERS from");
         CK(cudaGraphExecDestroy(exec));
         CK(cudaGraphDestroy(graph));
         CK(cudaStreamDestroy(st));

@@ -276,10 +276,14 @@ int main(void) {
                 run_case("300 one-token documents", presets[pi], had, cu, 300, 2, 2, D, seed++);
             }
     /* a larger pack to cover many CTAs and head slots per CTA */
-    int n = random_lens(&r, 20000, lens, CAP);
+    /* large packs: 8 head slots per CTA (more than the cp.async ring holds) */
+    int n = random_lens(&r, 45000, lens, CAP);
     cu_from_lens(lens, n, cu);
     run_case("large random pack", "mxfp8", 0, cu, n, 16, 16, 128, seed++);
+    n = random_lens(&r, 20000, lens, CAP);
+    cu_from_lens(lens, n, cu);
     run_case("large random pack", "mxfp8-exact", 1, cu, n, 16, 4, 128, seed++);
+    run_case("large random pack", "bf16", 1, cu, n, 16, 4, 128, seed++);
     if (failures) {
         fprintf(stderr, "test_gpu_quantize: %d failures\n", failures);
         return 1;
