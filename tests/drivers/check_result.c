@@ -1,0 +1,199 @@
+/* check_result - runs one experiment driver on a tiny workload and checks its HDF5 file.
+ *
+ *   check_result EXPERIMENT OUT.h5 DRIVER [driver args...]
+ *
+ * Runs `DRIVER --out OUT.h5 --quiet args...`, then reads OUT.h5 back (experiments/common/
+ * h5read.c) and checks: the provenance attributes are present and sane, every table has
+ * rows and every column as many values as the table has rows, and values the numerics
+ * promise (docs/numerics.md 6): bf16 and mxfp8-exact leak exactly 0, mx-floor leaks,
+ * cosines in range, zero rates ordered, scheduler efficiencies in (0, 1].
+ * Prints "N passed, N failed" and exits non-zero on any failure.
+ *
+ *   check_result --expect-fail DRIVER [args...]    the driver must exit non-zero and
+ *                                                  leave no file behind (--out must be given)
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "xp_read.h"
+
+static int passed, failed;
+
+static void check(int ok, const char *fmt, const char *a, const char *b) {
+    if (ok) {
+        passed++;
+        return;
+    }
+    failed++;
+    fprintf(stderr, "FAIL: ");
+    fprintf(stderr, fmt, a ? a : "", b ? b : "");
+    fputc('\n', stderr);
+}
+
+static int run(char **argv) {
+    pid_t p = fork();
+    if (p < 0) return -1;
+    if (p == 0) {
+        execv(argv[0], argv);
+        perror("execv");
+        _exit(127);
+    }
+    int st;
+    if (waitpid(p, &st, 0) < 0) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static const xr_col *col(const xr_file *f, const char *table, const char *name) {
+    const xr_table *t = xr_get_table(f, table);
+    const xr_col *c = t ? xr_get_col(t, name) : NULL;
+    check(c != NULL, "missing column %s/%s", table, name);
+    return c;
+}
+
+/* row indices where a string column equals v */
+static int rows_where(const xr_col *c, const char *v, size_t row) { return c && row < c->n && !strcmp(c->s[row], v); }
+
+static void check_common(const xr_file *f, const char *exp) {
+    static const char *need[] = {"experiment", "schema_version", "git_commit", "git_dirty", "argv", "seed",
+                                 "backend", "device_name", "cpu_model", "gpu_name", "gpu_driver", "utc_time",
+                                 "flamia_version", "hdf5_version", NULL};
+    for (const char **k = need; *k; k++) check(xr_attr(f, *k) != NULL, "missing root attribute %s%s", *k, "");
+    const char *e = xr_attr(f, "experiment");
+    check(e && !strcmp(e, exp), "experiment attribute is '%s', expected '%s'", e, exp);
+    const char *sv = xr_attr(f, "schema_version");
+    check(sv && !strcmp(sv, "1"), "schema_version '%s'%s", sv, "");
+    const char *g = xr_attr(f, "git_commit");
+    check(g && *g, "empty git_commit%s%s", "", "");
+    const char *t = xr_attr(f, "utc_time");
+    check(t && strlen(t) == 20 && t[10] == 'T' && t[19] == 'Z', "utc_time '%s' not ISO 8601 UTC%s", t, "");
+    check(f->ntables > 0, "no tables%s%s", "", "");
+    for (int i = 0; i < f->ntables; i++) {
+        const xr_table *tb = &f->tables[i];
+        check(tb->rows > 0, "table %s has no rows%s", tb->name, "");
+        for (int c = 0; c < tb->ncols; c++) {
+            check(tb->cols[c].n == tb->rows, "column %s/%s has a different length", tb->name, tb->cols[c].name);
+            if (!tb->cols[c].is_str)
+                check(tb->cols[c].units[0] != 0, "numeric column %s/%s has no units", tb->name, tb->cols[c].name);
+        }
+    }
+}
+
+static void check_leak(const xr_file *f) {
+    const xr_col *rc = col(f, "summary", "recipe"), *kc = col(f, "summary", "kind"),
+                 *o = col(f, "summary", "o_rel_max"), *q = col(f, "summary", "dq_rel_max"),
+                 *fl = col(f, "summary", "failed");
+    if (!rc || !kc || !o || !q || !fl) return;
+    int saw_exact = 0, saw_floor = 0;
+    for (size_t r = 0; r < rc->n; r++) {
+        char what[128];
+        snprintf(what, sizeof what, "%s/%s", rc->s[r], kc->s[r]);
+        check(fl->f[r] == 0, "leak_probe %s: perturbed runs failed%s", what, "");
+        if (rows_where(rc, "mxfp8-exact", r) || rows_where(rc, "bf16", r)) {
+            saw_exact++;
+            check(o->f[r] == 0 && q->f[r] == 0, "leak_probe %s: leak must be exactly 0%s", what, "");
+        }
+        if (rows_where(rc, "mx-floor", r) && !strcmp(kc->s[r], "max2x")) {
+            saw_floor++;
+            check(o->f[r] > 0 || q->f[r] > 0, "leak_probe %s: mx-floor must leak (> 0)%s", what, "");
+        }
+        check(!isnan(o->f[r]) && !isnan(q->f[r]), "leak_probe %s: NaN change%s", what, "");
+    }
+    check(saw_exact > 0, "leak_probe: no exact/bf16 rows%s%s", "", "");
+    check(saw_floor > 0, "leak_probe: no mx-floor max2x row%s%s", "", "");
+    const xr_table *cd = xr_get_table(f, "cross_doc");
+    if (cd) {
+        const xr_col *r2 = xr_get_col(cd, "recipe"), *o2 = xr_get_col(cd, "o_rel"), *k2 = xr_get_col(cd, "dk_rel");
+        for (size_t r = 0; r2 && o2 && k2 && r < r2->n; r++)
+            if (strcmp(r2->s[r], "fp8-tensor"))
+                check(o2->f[r] == 0 && k2->f[r] == 0, "cross_doc %s: documents must be independent%s", r2->s[r], "");
+    }
+}
+
+static void check_accuracy(const xr_file *f) {
+    const xr_col *rc = col(f, "accuracy", "recipe");
+    static const char *cs[] = {"cos_o", "cos_dq", "cos_dk", "cos_dv"};
+    for (int k = 0; k < 4 && rc; k++) {
+        const xr_col *c = col(f, "accuracy", cs[k]);
+        for (size_t r = 0; c && r < c->n; r++) {
+            check(c->f[r] > 0.5 && c->f[r] <= 1.0 + 1e-12, "accuracy %s %s out of (0.5, 1]", rc->s[r], cs[k]);
+            if (!strcmp(rc->s[r], "bf16")) check(c->f[r] > 0.999, "accuracy bf16 %s below 0.999%s", cs[k], "");
+            if (!strcmp(rc->s[r], "mxfp8")) check(c->f[r] > 0.95, "accuracy mxfp8 %s below 0.95%s", cs[k], "");
+        }
+    }
+}
+
+static void check_ds(const xr_file *f) {
+    const xr_col *w = col(f, "ds_rules", "workload"), *ru = col(f, "ds_rules", "rule"),
+                 *z = col(f, "ds_rules", "zero_rate");
+    if (!w || !ru || !z) return;
+    for (size_t r = 0; r < z->n; r++) {
+        check(z->f[r] >= 0 && z->f[r] <= 1, "ds_underflow %s zero rate out of [0,1]%s", ru->s[r], "");
+        if (!strcmp(ru->s[r], "fixed:0"))
+            for (size_t b = 0; b < z->n; b++)
+                if (!strcmp(ru->s[b], "block32") && !strcmp(w->s[b], w->s[r]))
+                    check(z->f[r] > z->f[b], "ds_underflow %s: fixed:0 must flush more than block32%s", w->s[r], "");
+    }
+}
+
+static void check_sched(const xr_file *f) {
+    const xr_col *e = col(f, "makespan", "efficiency"), *m = col(f, "makespan", "makespan"),
+                 *lb = col(f, "makespan", "lower_bound"), *bt = col(f, "build_time", "total_ms");
+    for (size_t r = 0; e && m && lb && r < e->n; r++) {
+        check(e->f[r] > 0 && e->f[r] <= 1 + 1e-12, "sched_ablation: efficiency out of (0, 1]%s%s", "", "");
+        check(m->f[r] >= lb->f[r] - 1e-9, "sched_ablation: makespan below the lower bound%s%s", "", "");
+    }
+    for (size_t r = 0; bt && r < bt->n; r++) check(bt->f[r] >= 0, "sched_ablation: negative build time%s%s", "", "");
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3 && !strcmp(argv[1], "--expect-fail")) {
+        const char *out = NULL;
+        for (int i = 2; i + 1 < argc; i++)
+            if (!strcmp(argv[i], "--out")) out = argv[i + 1];
+        if (out) remove(out);
+        int rc = run(argv + 2);
+        check(rc != 0 && rc != 127, "driver %s exited 0 (or could not start) on bad input%s", argv[2], "");
+        struct stat sb;
+        if (out) check(stat(out, &sb) != 0, "driver left a file '%s' behind after failing%s", out, "");
+        printf("%d passed, %d failed\n", passed, failed);
+        return failed ? 1 : 0;
+    }
+    if (argc < 4) {
+        fprintf(stderr, "usage: check_result EXPERIMENT OUT.h5 DRIVER [args...]\n"
+                        "       check_result --expect-fail DRIVER [args...]\n");
+        return 2;
+    }
+    const char *exp = argv[1], *out = argv[2];
+    char **dargv = calloc((size_t)argc + 4, sizeof(char *));
+    int k = 0;
+    dargv[k++] = argv[3];
+    dargv[k++] = "--out";
+    dargv[k++] = (char *)out;
+    dargv[k++] = "--quiet";
+    for (int i = 4; i < argc; i++) dargv[k++] = argv[i];
+    remove(out);
+    int rc = run(dargv);
+    free(dargv);
+    check(rc == 0, "driver %s failed%s", exp, "");
+    if (rc == 0) {
+        xr_file f;
+        char err[256];
+        if (xr_load(out, &f, err, sizeof err)) {
+            check(0, "%s%s", err, "");
+        } else {
+            check_common(&f, exp);
+            if (!strcmp(exp, "leak_probe")) check_leak(&f);
+            else if (!strcmp(exp, "accuracy")) check_accuracy(&f);
+            else if (!strcmp(exp, "ds_underflow")) check_ds(&f);
+            else if (!strcmp(exp, "sched_ablation")) check_sched(&f);
+            xr_free(&f);
+        }
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
