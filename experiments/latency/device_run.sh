@@ -3,7 +3,7 @@
 # builds with meson there, runs the gpu test suite, the latency driver (one process per
 # workload, merged: a kernel fault loses one workload, not the run) and peers.py, then
 # joins them. Results and logs under $OUT (at most 8 files come back).
-#   experiments/latency/device_run.sh [tests] [ours] [peers] [flex]   (default: tests ours peers)
+#   experiments/latency/device_run.sh [tests] [ours] [ncu] [peers] [flex]   (default: tests ours peers)
 # Env: FLAMIA_GIT_COMMIT (stamped into the HDF5 files), LAT_ARGS, PEER_ARGS, WORKLOADS.
 set -u
 OUT=${OUT:-/tmp/flamia-out}
@@ -53,6 +53,15 @@ for i in range(len(W)):
     ver = ("ok" if v["ok"][k[0]] else "FAIL") + " %.1e" % v["ref_rel_l2"][k[0]] if k else "?"
     print("%-14s %-12s %9.3f %7.0f %6.1f | %9.3f %7.1f | %9.3f %7.1f | %s" % (W[i], R[i], q["ms"][i], q["gbps"][i], 100 * q["frac_copy_measured"][i], g("fwd", "ms"), g("fwd", "tflops"), g("fwd+quant", "ms"), g("fwd+quant", "tflops"), ver))
 PY
+fi
+if has ncu; then
+  for r in mxfp8 mxfp8-exact; do
+    ncu --clock-control none -k regex:quantize_kernel -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
+      $B/experiments/latency/latency --workloads 16x4096 --recipes $r --iters 1 --warmup 0 --verify-rows 0 \
+      --out /tmp/ncu-$r.h5 >>"$OUT/ncu.txt" 2>&1
+  done
+  grep -E "quantize_kernel|Duration|Memory Throughput|DRAM Throughput|Compute \(SM\)|Issue Slots Busy|Achieved Occupancy|Registers Per|No Eligible|Eligible Warps|Stall|Warp Cycles Per Issued" "$OUT/ncu.txt" | head -40
 fi
 if has peers || has flex; then
   SYS="cudnn-bf16,flash-bf16,varlen-bf16"; has flex && SYS="$SYS,flex-bf16"

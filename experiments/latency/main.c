@@ -43,6 +43,9 @@
                                       __LINE__);                                                    \
     } while (0)
 
+/* frees after a possible fault: errors ignored (the context may be gone) */
+#define CUDA_NOFAIL(call) ((void)(call))
+
 static const double kCopyNominal = 4.2e12; /* bytes/s, measured on an H200 (KINDS.md) */
 
 typedef struct {
@@ -299,10 +302,16 @@ int main(int argc, char **argv) {
 
     xp_progress pr;
     xp_progress_init(&pr, "latency", (long)nw * nr, o.quiet);
+    int dead = 0; /* a kernel fault lost the CUDA context: record, skip the rest, still write */
     for (int wi = 0; wi < nw; wi++) {
         xp_workload *w = &ws[wi];
         const int T = w->total_tokens, Hq = w->heads_q, Hkv = w->heads_kv, D = w->head_dim;
         const size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D, nl = (size_t)T * Hq;
+        if (dead) {
+            fprintf(stderr, "latency: %s: not run (CUDA context lost earlier in this process)\n", w->name);
+            for (int ri = 0; ri < nr; ri++) xp_progress_step(&pr, w->name);
+            continue;
+        }
         int32_t *dcu;
         CUDA_OK(cudaMalloc((void **)&dcu, sizeof(int32_t) * (size_t)(w->num_docs + 1)));
         CUDA_OK(cudaMemcpy(dcu, w->cu_seqlens, sizeof(int32_t) * (size_t)(w->num_docs + 1),
@@ -326,18 +335,38 @@ int main(int argc, char **argv) {
             CUDA_OK(cudaMalloc(&dws, wsb));
             call_ctx cx = {&rec, &sh, dq, dk, dv, dws, dO, dlse, wsb, st, FLAMIA_OK};
 
-            /* ---- verify */
+            /* ---- quantize: check, then time it before the forward runs at all (a forward
+             * that faults loses the CUDA context; the quantize figures and the layouts
+             * must survive it) */
             char note[512] = "";
-            CUDA_OK(cudaMemsetAsync(dO, 0xFF, nq * 2, st));
-            CUDA_OK(cudaMemsetAsync(dlse, 0xFF, nl * 4, st));
+            if (dead) {
+                snprintf(note, sizeof note, "not run: the CUDA context was lost earlier in this process");
+                xp_progress_step(&pr, w->name);
+                CUDA_NOFAIL(cudaFree(dws));
+                continue;
+            }
             do_quant(&cx);
             if (cx.last != FLAMIA_OK) xp_die("latency: quantize %s %s: %s", w->name, rl[ri], flamia_last_error());
-            do_fwd(&cx);
-            int fwd_ok = cx.last == FLAMIA_OK;
-            if (!fwd_ok) snprintf(note, sizeof note, "forward: %s", flamia_last_error());
             CUDA_OK(cudaStreamSynchronize(st));
             int32_t eflag = -1;
             CUDA_OK(cudaMemcpy(&eflag, dws, 4, cudaMemcpyDeviceToHost)); /* err_flag at offset 0 */
+            double q_min = NAN;
+            const double q_ms = time_calls(do_quant, &cx, warmup, iters, &q_min);
+
+            /* ---- forward: verify (poisoned outputs), then time */
+            CUDA_OK(cudaMemsetAsync(dO, 0xFF, nq * 2, st));
+            CUDA_OK(cudaMemsetAsync(dlse, 0xFF, nl * 4, st));
+            do_quant(&cx);
+            do_fwd(&cx);
+            int fwd_ok = cx.last == FLAMIA_OK;
+            if (!fwd_ok) snprintf(note, sizeof note, "forward: %s", flamia_last_error());
+            cudaError_t fe = cudaStreamSynchronize(st);
+            if (fe != cudaSuccess) {
+                snprintf(note, sizeof note, "forward faulted: %s", cudaGetErrorString(fe));
+                fprintf(stderr, "latency: %s %s: %s\n", w->name, rl[ri], note);
+                fwd_ok = 0;
+                dead = 1;
+            }
             int finite = 0;
             double rel = NAN;
             int rows = 0;
@@ -390,8 +419,8 @@ int main(int argc, char **argv) {
             void (*fns[3])(call_ctx *) = {do_quant, do_fwd, do_both};
             double ms[3];
             for (int p = 0; p < 3; p++) {
-                double mn = NAN;
-                ms[p] = (p > 0 && !fwd_ok) ? NAN : time_calls(fns[p], &cx, warmup, iters, &mn);
+                double mn = p == 0 ? q_min : NAN;
+                ms[p] = p == 0 ? q_ms : !fwd_ok ? NAN : time_calls(fns[p], &cx, warmup, iters, &mn);
                 xp_row_begin(tt);
                 xp_set_s(tt, "workload", w->name);
                 xp_set_s(tt, "system", system);
@@ -432,10 +461,10 @@ int main(int argc, char **argv) {
                         w->name, rl[ri], ms[0], gbps, 100.0 * gbps / copy_gbps, ms[1],
                         flops / (ms[1] * 1e-3) / 1e12, ms[2], flops / (ms[2] * 1e-3) / 1e12,
                         ok ? "ok" : "FAIL", rel);
-            CUDA_OK(cudaFree(dws));
+            CUDA_NOFAIL(cudaFree(dws));
             xp_progress_step(&pr, w->name);
         }
-        CUDA_OK(cudaFree(dcu));
+        CUDA_NOFAIL(cudaFree(dcu));
     }
     xp_progress_end(&pr);
 

@@ -200,10 +200,10 @@ def write_h5(a, rows, torch):
         at["argv"] = " ".join(sys.argv)
         at["seed"] = np.int64(a.seed)
         at["backend"] = "cuda"
-        at["device_name"] = torch.cuda.get_device_name()
-        at["gpu_name"] = torch.cuda.get_device_name()
+        at["device_name"] = str(torch.cuda.get_device_name())
+        at["gpu_name"] = str(torch.cuda.get_device_name())
         at["cuda_runtime"] = str(torch.version.cuda)
-        at["torch_version"] = torch.__version__
+        at["torch_version"] = str(torch.__version__)
         at["cudnn_version"] = str(torch.backends.cudnn.version())
         at["utc_time"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         at["hostname"] = socket.gethostname()

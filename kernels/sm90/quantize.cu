@@ -22,13 +22,9 @@
  * Per-token scaling (mxfp8-exact) and the BF16 kind simply use [32w, 32w+32).
  *
  * Thread mapping: D/8 threads per token row, 8 elements (16 bytes) each; a
- * 256-thread CTA covers 2048/D rows per pass. Loads are 16-byte cp.async
- * copies into a shared-memory ring of 3 (mxfp8) or 4 stages, so 2-3 head
- * slots are in flight while one is encoded; each thread reads back only what
- * it copied, so the ring needs no barrier. Block maxima meet in shared memory
- * (atomicMax on the float bits, three rotating buffers: one barrier a slot).
- * V slots stage their codes in a transposition tile and write V^T rows.
- * History and timings of the variants: dev/quantize/README.md. E4M3 encoding uses the hardware conversion
+ * 256-thread CTA covers 2048/D rows per pass. Loads are 16-byte streaming
+ * loads, the next head slot's rows are loaded while the current one is
+ * encoded. E4M3 encoding uses the hardware conversion
  * cvt.rn.satfinite.e4m3x2.f32, which equals flamia_fmt_e4m3_encode on every
  * float (tests/gpu/test_gpu_e4m3_cvt.cu checks all 2^32 inputs), and the
  * exponent rule is flamia_fmt_block_exponent itself: the result is bit-exact
@@ -58,45 +54,34 @@ struct QuantParams {
     float had_norm;
 };
 
-__device__ __forceinline__ bool bf16x2_nonfinite(uint32_t w) {
-    return ((w & 0x7f80u) == 0x7f80u) || ((w & 0x7f800000u) == 0x7f800000u);
+__device__ __forceinline__ uint4 ld_stream(const uint16_t *p) {
+    uint4 r;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p));
+    return r;
 }
-
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
-    const unsigned sa = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
-
-template <int D, int GRAN>
-struct Cfg {
-    static constexpr int TPR = D / 8;                 /* threads per token row */
-    static constexpr int RP = kThreads / TPR;         /* rows per pass */
-    static constexpr int MAXR = GRAN == 1 ? 32 : 64;  /* rows a CTA may own */
-    static constexpr int NP = MAXR / RP;              /* passes */
-    static constexpr int NS = GRAN == 1 ? 4 : 3;      /* cp.async stages (NS-1 slots in flight) */
-    static constexpr int VSTR = MAXR + 1;             /* transposition tile row stride (bytes) */
-    static constexpr int STAGE = MAXR * D * 2;        /* bytes of one stage */
-    static constexpr size_t smem(bool fp8) { return (size_t)NS * STAGE + (fp8 ? D * VSTR : 0); }
-};
 
 template <int D, int GRAN, bool FP8>
 __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams p) {
-    using C = Cfg<D, GRAN>;
-    constexpr int TPR = C::TPR, RP = C::RP, MAXR = C::MAXR, NP = C::NP, NS = C::NS, VSTR = C::VSTR;
+    constexpr int TPR = D / 8;           /* threads per token row */
+    constexpr int RP = kThreads / TPR;   /* rows per pass */
+    constexpr int MAXR = GRAN == 1 ? 32 : 64;
+    constexpr int NP = MAXR / RP;        /* passes */
+    constexpr int VSTR = MAXR + 1;       /* transposition tile row stride (bytes) */
+    constexpr int RPW = 32 / TPR;        /* rows per warp and pass */
     static_assert(NP >= 1 && NP * RP == MAXR, "mapping");
 
-    extern __shared__ __align__(16) uint8_t smem[];
-    uint8_t *s_vt = smem + NS * C::STAGE;            /* [D][VSTR] V codes, transposed */
-    __shared__ int s_tokbs[64];                        /* block start of token 32w + i (GRAN 32) */
-    __shared__ int s_bmax[3][64];                      /* block amax (float bits), 3 rotating buffers */
+    __shared__ int s_tokbs[64];          /* block start of token 32w + i (GRAN 32) */
+    __shared__ float s_amax[64];
+    __shared__ int s_exp[64];
     __shared__ int s_range[2];
+    __shared__ uint8_t s_vt[FP8 ? D * VSTR : 1];
 
     const int tid = threadIdx.x;
     const int c = tid % TPR;
     const int r0 = tid / TPR;
+    const int wrow0 = (tid / 32) * RPW;  /* first row of this warp in pass 0 */
     const int T = p.T;
     const int w0 = blockIdx.x * 32;
 
@@ -128,7 +113,6 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
                 s_range[tid >> 5] = m ? base + __ffs(m) - 1 : T;
             }
         }
-        if (tid < 3 * 64) (&s_bmax[0][0])[tid] = 0;
         __syncthreads();
         a = s_range[0];
         b = s_range[1];
@@ -144,58 +128,55 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
         h = slot - p.heads[0] - p.heads[1];
         return 2;
     };
-    /* Each thread copies, and later reads back, only its own 16-byte pieces: the
-     * pipeline needs no barrier, only cp.async.wait_group. */
-    auto issue = [&](int slot) {
-        if (slot < slot1) {
-            int h;
-            const int ti = slot_tensor(slot, h);
-            const int H = p.heads[ti];
-            uint8_t *stage = smem + ((slot - slot0) % NS) * C::STAGE;
-#pragma unroll
-            for (int q = 0; q < NP; q++) {
-                const int r = r0 + q * RP;
-                if (r < n)
-                    cp_async16(stage + (r * D + c * 8) * 2, p.src[ti] + ((size_t)(a + r) * H + h) * D + c * 8);
-            }
-        }
-        cp_async_commit(); /* empty groups keep the count uniform */
-    };
-
-    bool bad = false;
-#pragma unroll
-    for (int i = 0; i < NS - 1; i++) issue(slot0 + i);
-
-    for (int slot = slot0; slot < slot1; slot++) {
-        const int li = slot - slot0;
+    auto load_rows = [&](int slot, uint4 (&raw)[NP]) {
         int h;
         const int ti = slot_tensor(slot, h);
         const int H = p.heads[ti];
-        issue(slot + NS - 1);
-        cp_async_wait<NS - 1>();
-        const uint8_t *stage = smem + (li % NS) * C::STAGE;
-
-        /* ---- 2. unpack (and check) this slot's rows */
-        float x[NP][8];
-        uint4 cur[NP];
 #pragma unroll
         for (int q = 0; q < NP; q++) {
             const int r = r0 + q * RP;
-            cur[q] = r < n ? *reinterpret_cast<const uint4 *>(stage + (r * D + c * 8) * 2) : make_uint4(0, 0, 0, 0);
-            const uint32_t wv[4] = {cur[q].x, cur[q].y, cur[q].z, cur[q].w};
+            if (r < n)
+                raw[q] = ld_stream(p.src[ti] + ((size_t)(a + r) * H + h) * D + c * 8);
+            else
+                raw[q] = make_uint4(0, 0, 0, 0);
+        }
+    };
+
+    uint32_t badmax = 0; /* max |bf16| bit pattern seen: >= 0x7f80 is Inf or NaN */
+    uint4 raw[NP];
+    if (slot0 < slot1) load_rows(slot0, raw);
+
+    for (int slot = slot0; slot < slot1; slot++) {
+        int h;
+        const int ti = slot_tensor(slot, h);
+        const int H = p.heads[ti];
+        const bool rotate = p.hadamard && ti < 2;
+
+        /* ---- 2. unpack this slot's rows (passes with no row of this warp are skipped:
+         * the branch is warp-uniform, so the shuffles below stay whole-warp) */
+        float x[NP][8];
+        uint4 cur[NP];
+        uint32_t rmax[NP]; /* max |bf16| bits of the row (both halves reduced below) */
+#pragma unroll
+        for (int q = 0; q < NP; q++) {
+            cur[q] = raw[q];
+            const uint32_t wv[4] = {raw[q].x, raw[q].y, raw[q].z, raw[q].w};
+            uint32_t m2 = 0;
 #pragma unroll
             for (int j = 0; j < 4; j++) {
-                if (FP8) bad |= bf16x2_nonfinite(wv[j]);
+                if (FP8) m2 = flamia_vmax_u16x2(m2, wv[j] & 0x7fff7fffu);
                 x[q][2 * j] = __uint_as_float(wv[j] << 16);
                 x[q][2 * j + 1] = __uint_as_float(wv[j] & 0xffff0000u);
             }
+            rmax[q] = max(m2 & 0xffffu, m2 >> 16);
         }
+        if (slot + 1 < slot1) load_rows(slot + 1, raw);
 
         /* ---- 3. Hadamard rotation of Q and K (same butterflies as flamia_ref_hadamard) */
-        const bool rotate = p.hadamard && ti < 2;
         if (rotate) {
 #pragma unroll
             for (int q = 0; q < NP; q++) {
+                if (wrow0 + q * RP >= n) continue;
 #pragma unroll
                 for (int len = 1; len < 8; len <<= 1)
 #pragma unroll
@@ -238,43 +219,66 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
                 *reinterpret_cast<uint4 *>(p.bf16[ti] + ((size_t)(a + r) * H + h) * D + c * 8) = out;
             }
         } else {
-            /* ---- 4. row amax over the row's D/8 threads, then the group exponent */
-            int e[NP];
-            const int off = a - w0;
-            const int bi = li % 3;
+            /* ---- 4. row amax over the row's D/8 threads. Unrotated rows: the max |bf16|
+             * bit pattern is the amax (non-negative floats order as their bits). */
+            float ramax[NP];
 #pragma unroll
             for (int q = 0; q < NP; q++) {
-                float m = 0.0f;
+                ramax[q] = 0.0f;
+                if (wrow0 + q * RP >= n) continue;
+                uint32_t mb = rmax[q];
 #pragma unroll
-                for (int j = 0; j < 8; j++) m = fmaxf(m, fabsf(x[q][j]));
+                for (int o = TPR / 2; o >= 1; o >>= 1) mb = max(mb, __shfl_xor_sync(0xffffffffu, mb, o));
+                badmax = max(badmax, mb);
+                if (!rotate) {
+                    ramax[q] = __uint_as_float(mb << 16);
+                } else {
+                    float m = 0.0f;
 #pragma unroll
-                for (int o = TPR / 2; o >= 1; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-                const int r = r0 + q * RP;
-                if (GRAN == 1) {
-                    e[q] = flamia_fmt_block_exponent(m, 0);
-                } else if (c == 0 && r < n) {
-                    /* non-negative floats order as their bit patterns */
-                    atomicMax(&s_bmax[bi][s_tokbs[off + r] - a], __float_as_int(m));
+                    for (int j = 0; j < 8; j++) m = fmaxf(m, fabsf(x[q][j]));
+#pragma unroll
+                    for (int o = TPR / 2; o >= 1; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+                    ramax[q] = m;
                 }
             }
-            if (GRAN != 1) {
-                __syncthreads(); /* (A) block maxima complete */
+
+            /* ---- 5. group exponents */
+            int e[NP];
+            if (GRAN == 1) {
+#pragma unroll
+                for (int q = 0; q < NP; q++) {
+                    e[q] = flamia_block_exponent_ceil_fast(ramax[q]);
+                    const int r = r0 + q * RP;
+                    if (c == 0 && r < n) p.exps[ti][(size_t)(a + r) * H + h] = (int8_t)e[q];
+                }
+            } else {
 #pragma unroll
                 for (int q = 0; q < NP; q++) {
                     const int r = r0 + q * RP;
-                    e[q] = r < n ? flamia_fmt_block_exponent(__int_as_float(s_bmax[bi][s_tokbs[off + r] - a]), 0) : 0;
+                    if (c == 0 && r < n) s_amax[r] = ramax[q];
                 }
-                /* buffer (li+2)%3 is next written two slots on, after (A) of slot li+1;
-                 * its last readers (slot li-1) are all past this slot's (A) */
-                if (tid < 64) s_bmax[(li + 2) % 3][tid] = 0;
-            }
+                __syncthreads();
+                if (tid < n) {
+                    const int off = a - w0;
+                    const int bs = s_tokbs[off + tid];
+                    const int first = bs - a; /* >= 0: the block starts inside [a, b) */
+                    const int last = min(first + GRAN, n);
+                    float m = 0.0f;
+                    for (int r = first; r < last; r++)
+                        if (s_tokbs[off + r] == bs) m = fmaxf(m, s_amax[r]);
+                    const int ex = flamia_block_exponent_ceil_fast(m);
+                    s_exp[tid] = ex;
+                    p.exps[ti][(size_t)(a + tid) * H + h] = (int8_t)ex;
+                }
+                __syncthreads();
 #pragma unroll
-            for (int q = 0; q < NP; q++) {
-                const int r = r0 + q * RP;
-                if (c == 0 && r < n) p.exps[ti][(size_t)(a + r) * H + h] = (int8_t)e[q];
+                for (int q = 0; q < NP; q++) {
+                    const int r = r0 + q * RP;
+                    e[q] = r < n ? s_exp[r] : 0;
+                }
             }
 
-            /* ---- 5. E4M3 codes (and V's transposition tile) */
+            /* ---- 6. E4M3 codes (and V's transposition tile) */
             const bool is_v = ti == 2;
 #pragma unroll
             for (int q = 0; q < NP; q++) {
@@ -283,9 +287,9 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
                 const int ex = e[q];
                 float y[8];
                 if (ex <= 126) {
-                    const float s = flamia_pow2f(-ex);
+                    const float sc = flamia_pow2f(-ex);
 #pragma unroll
-                    for (int j = 0; j < 8; j++) y[j] = __fmul_rn(x[q][j], s);
+                    for (int j = 0; j < 8; j++) y[j] = __fmul_rn(x[q][j], sc);
                 } else {
 #pragma unroll
                     for (int j = 0; j < 8; j++) y[j] = flamia_ldexpf(x[q][j], -ex);
@@ -303,39 +307,37 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
                 }
             }
             if (is_v) {
-                __syncthreads(); /* (B) tile complete */
-                uint8_t *vt = p.vt + (size_t)h * D * p.t_pad;
-                for (int k = tid; k < D * MAXR; k += kThreads) {
-                    const int d = k / MAXR, i = k % MAXR;
-                    if (i < n) vt[(size_t)d * p.t_pad + a + i] = s_vt[d * VSTR + i];
+                __syncthreads();
+                /* one warp per V^T row: lanes are consecutive tokens */
+                uint8_t *vt = p.vt + (size_t)h * D * p.t_pad + a;
+                const int lane = tid & 31;
+                for (int d = tid >> 5; d < D; d += kThreads / 32) {
+                    if (lane < n) vt[(size_t)d * p.t_pad + lane] = s_vt[d * VSTR + lane];
+                    if (MAXR > 32 && lane + 32 < n) vt[(size_t)d * p.t_pad + lane + 32] = s_vt[d * VSTR + lane + 32];
                 }
                 /* the last window also zeroes the pad tokens [T, t_pad) */
                 const int pad = p.t_pad - T;
                 if (blockIdx.x == gridDim.x - 1 && pad > 0)
                     for (int k = tid; k < D * 16; k += kThreads) {
                         const int d = k / 16, i = k % 16;
-                        if (i < pad) vt[(size_t)d * p.t_pad + T + i] = 0;
+                        if (i < pad) p.vt[((size_t)h * D + d) * p.t_pad + T + i] = 0;
                     }
-                __syncthreads(); /* (C) tile free for the next V slot */
             }
+            if (GRAN != 1 || is_v) __syncthreads(); /* shared tiles are reused by the next slot */
         }
     }
-    cp_async_wait<0>();
 
     if (FP8) {
-        const unsigned any = __ballot_sync(0xffffffffu, bad);
+        const unsigned any = __ballot_sync(0xffffffffu, badmax >= 0x7f80u);
         if (any && (tid & 31) == 0) atomicOr(p.err, 1);
     }
 }
 
 template <int D, int GRAN, bool FP8>
 cudaError_t launch(const QuantParams &qp, dim3 grid, cudaStream_t stream) {
-    const void *fn = (const void *)quantize_kernel<D, GRAN, FP8>;
-    const size_t smem = Cfg<D, GRAN>::smem(FP8);
-    cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return e;
     void *args[] = {const_cast<QuantParams *>(&qp)};
-    return cudaLaunchKernel(fn, grid, dim3(kThreads), args, smem, stream);
+    return cudaLaunchKernel((const void *)quantize_kernel<D, GRAN, FP8>, grid, dim3(kThreads), args, 0,
+                            stream);
 }
 
 template <int D>

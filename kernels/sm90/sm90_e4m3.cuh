@@ -10,10 +10,34 @@
 
 #include <stdint.h>
 
+#include "flamia_formats.h"
+
 /* Two floats to two E4M3 codes: low byte = a, high byte = b. */
 __device__ __forceinline__ uint32_t flamia_cvt_e4m3x2(float a, float b) {
     uint16_t r;
     asm("cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;" : "=h"(r) : "f"(a), "f"(b));
+    return r;
+}
+
+/* flamia_fmt_block_exponent(amax, CEIL) for amax >= 0, branch-free for normal amax:
+ * amax = (1+f) 2^E, 448 = 1.75 2^8, so e = E - 8 + (f > 0.75), clamped below at -127
+ * (the formats header's rule returns -127 whenever E - 8 < -127). Zero, subnormal and
+ * non-finite amax take the header's path. Checked on every float by
+ * tests/gpu/test_gpu_e4m3_cvt.cu. */
+__device__ __forceinline__ int flamia_block_exponent_ceil_fast(float amax) {
+    const uint32_t u = __float_as_uint(amax);
+    const uint32_t be = u >> 23;
+    if (be - 1u < 254u) {
+        const int e = (int)be - 135 + ((u & 0x7fffffu) > 0x600000u ? 1 : 0);
+        return e < -127 ? -127 : e;
+    }
+    return flamia_fmt_block_exponent(amax, 0);
+}
+
+/* per-halfword unsigned max (sm_90 VIMNMX.U16x2) */
+__device__ __forceinline__ uint32_t flamia_vmax_u16x2(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm("max.u16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
     return r;
 }
 

@@ -4,6 +4,8 @@
  * of flamia_formats.h on every one of the 2^32 float bit patterns, in both
  * byte lanes. Finite inputs must match exactly; non-finite ones are counted
  * too (the kernels flag non-finite inputs, so only finite ones reach codes).
+ * Also: the branch-free CEIL exponent the kernels use equals
+ * flamia_fmt_block_exponent on every non-negative float.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -14,8 +16,8 @@
 #include "sm90_e4m3.cuh"
 
 struct Result {
-    unsigned long long finite_bad, nonfinite_bad;
-    unsigned first_bad;
+    unsigned long long finite_bad, nonfinite_bad, exp_bad;
+    unsigned first_bad, first_exp_bad;
 };
 
 __global__ void check_all(Result *res) {
@@ -27,6 +29,11 @@ __global__ void check_all(Result *res) {
         const float y = flamia_bitsf(u ^ 0x80000000u); /* the other lane sees other values */
         const uint32_t hw = flamia_cvt_e4m3x2(x, y);
         const uint32_t sw = (uint32_t)flamia_fmt_e4m3_encode(x) | ((uint32_t)flamia_fmt_e4m3_encode(y) << 8);
+        if (!(u & 0x80000000u) &&
+            flamia_block_exponent_ceil_fast(x) != flamia_fmt_block_exponent(x, FLAMIA_EXP_CEIL)) {
+            atomicAdd(&res->exp_bad, 1ull);
+            atomicMin(&res->first_exp_bad, u);
+        }
         if (hw != sw) {
             if ((u & 0x7f800000u) == 0x7f800000u) nb++;
             else {
@@ -44,7 +51,7 @@ int main() {
         printf("SKIP test_gpu_e4m3_cvt: no sm_90 GPU\n");
         return 77;
     }
-    Result h = {0, 0, 0xffffffffu}, *d = nullptr;
+    Result h = {0, 0, 0, 0xffffffffu, 0xffffffffu}, *d = nullptr;
     if (cudaMalloc(&d, sizeof h) != cudaSuccess) return 1;
     cudaMemcpy(d, &h, sizeof h, cudaMemcpyHostToDevice);
     check_all<<<132 * 16, 256>>>(d);
@@ -56,6 +63,14 @@ int main() {
     cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
     printf("e4m3 hardware cvt vs flamia_fmt_e4m3_encode over 2^32 inputs: finite mismatches %llu, "
            "non-finite mismatches %llu\n", h.finite_bad, h.nonfinite_bad);
+    printf("fast CEIL block exponent vs flamia_fmt_block_exponent over 2^31 non-negative inputs: mismatches %llu\n",
+           h.exp_bad);
+    if (h.exp_bad) {
+        const float x = flamia_bitsf(h.first_exp_bad);
+        fprintf(stderr, "FAIL: first exponent mismatch at 0x%08x (%a): host %d\n", h.first_exp_bad, x,
+                flamia_fmt_block_exponent(x, FLAMIA_EXP_CEIL));
+        return 1;
+    }
     if (h.finite_bad) {
         const float x = flamia_bitsf(h.first_bad);
         fprintf(stderr, "FAIL: first mismatch at 0x%08x (%a): host code %02x\n", h.first_bad, x,
