@@ -25,10 +25,15 @@ BUILD = config["builddir"]
 RUNS = "data/runs/" + DEVICE
 PY = sys.executable
 CONFIG_JSON = json.dumps(config)
-EXPERIMENTS = config["experiments"]
+# experiments this device can run: CPU-capable drivers run anywhere (on the CPU when they
+# lack a CUDA backend), CUDA-only ones (latency) only with device=cuda
+EXPERIMENTS = {k: v for k, v in config["experiments"].items()
+               if "cpu" in v.get("backends", ["cpu"]) or DEVICE in v.get("backends", [])}
+BINARIES = {v["driver"]: v.get("binary", "experiments/" + v["driver"]) for v in EXPERIMENTS.values()}
+BINARIES["h5totsv"] = "experiments/h5totsv"
 
 def driver(name):
-    return "%s/experiments/%s" % (BUILD, name)
+    return "%s/%s" % (BUILD, BINARIES[name])
 
 H5TOTSV = driver("h5totsv")
 

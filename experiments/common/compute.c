@@ -199,6 +199,17 @@ double xp_max_row_rel_change(const float *a, const float *b, int t0, int t1, int
     return worst;
 }
 
+double xp_rel_fro_change(const float *a, const float *b, int t0, int t1, int H, int D) {
+    double dd = 0, bb = 0;
+    for (size_t i = (size_t)t0 * H * D; i < (size_t)t1 * H * D; i++) {
+        double e = (double)a[i] - b[i];
+        dd += e * e;
+        bb += (double)b[i] * b[i];
+    }
+    if (isnan(dd)) return NAN;
+    return bb > 0 ? sqrt(dd / bb) : sqrt(dd);
+}
+
 double xp_changed_fraction(const float *a, const float *b, int t0, int t1, int H, int D) {
     size_t n = 0, c = 0;
     for (size_t i = (size_t)t0 * H * D; i < (size_t)t1 * H * D; i++, n++)

@@ -171,6 +171,8 @@ double xp_rel_l2_f64(const float *a, const double *ref, int t0, int t1, int H, i
 /* max over (token in [t0,t1), head) of ||a-b||_2 / ||b||_2 (rows with ||b|| = 0 count
  * their ||a|| alone); a NaN anywhere gives NaN */
 double xp_max_row_rel_change(const float *a, const float *b, int t0, int t1, int H, int D);
+/* ||a - b||_F / ||b||_F over tokens [t0, t1), all heads (NaN anywhere gives NaN) */
+double xp_rel_fro_change(const float *a, const float *b, int t0, int t1, int H, int D);
 /* fraction of elements in [t0, t1) that differ bitwise */
 double xp_changed_fraction(const float *a, const float *b, int t0, int t1, int H, int D);
 double xp_cosine_ff(const float *a, const float *b, int t0, int t1, int H, int D);

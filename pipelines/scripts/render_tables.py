@@ -69,6 +69,14 @@ def write_table(md_path, tex_path, title, caption, header, rows, notes=(), label
         f.write("\\end{table}\n")
 
 
+def uniq(seq):
+    out = []
+    for x in seq:
+        if x not in out:
+            out.append(x)
+    return out
+
+
 def by(rows, **kv):
     return [r for r in rows if all(r.get(k) == v for k, v in kv.items())]
 
@@ -82,26 +90,29 @@ def table_b(args, cfg, inputs):
     peers = cfg.get("peers", {})
     recipes = [r for r in cfg["recipes"] if by(s, recipe=r)]
     kinds = ["max2x", "x1e4", "spike", "extreme"]
-    header = ["recipe", "stands for", "O (max2x)", "dQ (max2x)", "O / dQ (x1e4)", "O / dQ (spike)",
-              "O / dQ (extreme)", "O / dQ (max2x, outlier K)", "paper O / dQ"]
+    header = ["recipe", "stands for", "O (max2x)", "dQ (max2x)", "O / dQ (max2x, Frobenius)",
+              "O / dQ (x1e4)", "O / dQ (spike)", "O / dQ (extreme)", "O / dQ (max2x, outlier K)", "paper O / dQ"]
     rows = []
 
-    def pair(rows_, r, k):
+    def pair(rows_, r, k, a="o_rel_max", b="dq_rel_max"):
         x = by(rows_, recipe=r, kind=k)
-        return "%s / %s" % (fmt_sci(x[0]["o_rel_max"]), fmt_sci(x[0]["dq_rel_max"])) if x else "-"
+        return "%s / %s" % (fmt_sci(x[0][a]), fmt_sci(x[0][b])) if x and a in x[0] else "-"
 
     for r in recipes:
         m2 = by(s, recipe=r, kind="max2x")
         o2 = m2[0]["o_rel_max"] if m2 else float("nan")
         q2 = m2[0]["dq_rel_max"] if m2 else float("nan")
         p = peers.get(r, {})
-        rows.append([r, p.get("stands_for", ""), fmt_sci(o2), fmt_sci(q2)]
+        rows.append([r, p.get("stands_for", ""), fmt_sci(o2), fmt_sci(q2),
+                     pair(s, r, "max2x", "o_fro_max", "dq_fro_max")]
                     + [pair(s, r, k) for k in kinds[1:]] + [pair(so, r, "max2x"),
                        "%s / %s" % (p.get("paper_o", "-"), p.get("paper_dq", "-"))])
     trials = int(by(s, recipe=recipes[0], kind="max2x")[0]["trials"]) if recipes and by(s, recipe=recipes[0], kind="max2x") else 0
-    caption = ("Leak probe: max relative change of earlier positions' O and dQ (max over (token, head) rows "
-               "of ||after-before||/||before||, over %d trials per kind) when positions >= t of one document "
-               "are perturbed in Q, K, V and dO. max2x: token t scaled to twice its 32-token block's max "
+    caption = ("Leak probe: max relative change of earlier positions' O and dQ (worst (token, head) row "
+               "of ||after-before||/||before||, max over %d trials per kind; the Frobenius column is "
+               "||after-before||/||before|| over all earlier rows) when positions >= t of one document "
+               "are perturbed in Q, K, V and dO. O and dQ are BF16, so any upstream change that flips one "
+               "rounding shows as ~1e-3 in the worst row. max2x: token t scaled to twice its 32-token block's max "
                "(the paper's probe); x1e4: token t times 1e4; spike: one element of token t set to 1e4 x the "
                "block max; extreme: every later position set to +-1e9 (finite). 0 means bit-identical. Packed layout %s. %s"
                % (trials, plain.meta.get("workloads", "?"), plain.provenance()))
@@ -255,7 +266,36 @@ def table_a(args, cfg, inputs):
             out = os.path.join(d, "x")
             subprocess.run([tool, h5, out], check=True)
             res = Result(out)
-            for tname in res.tables():
+            names = res.tables()
+            if "timings" in names:
+                # latency schema (experiments/latency): long format -> workload x system per pass
+                rows = res.table("timings")
+                for pas in uniq(r["pass"] for r in rows):
+                    sub = [r for r in rows if r["pass"] == pas]
+                    systems = uniq(r["system"] for r in sub)
+                    wls = uniq(r["workload"] for r in sub)
+                    header = ["workload"] + ["%s (ms)" % x for x in systems] + ["fastest"]
+                    body = []
+                    for w in wls:
+                        cells, best = [w], None
+                        for x in systems:
+                            m = [r for r in sub if r["workload"] == w and r["system"] == x]
+                            v = m[0]["ms"] if m else float("nan")
+                            ok = isinstance(v, float) and not math.isnan(v)
+                            cells.append("%.3f" % v if ok else (m[0].get("note") or "-") if m else "-")
+                            if ok and (best is None or v < best[1]):
+                                best = (x, v)
+                        cells.append(best[0] if best else "-")
+                        body.append(cells)
+                    md = args.md + ".part%d_%s" % (i, pas)
+                    tex = args.tex + ".part%d_%s" % (i, pas)
+                    caption = ("Median latency per workload and system, pass '%s' (%s). Causal, packed, "
+                               "16 heads, d = 128. %s" % (pas, os.path.relpath(h5), res.provenance(inputs=False)))
+                    write_table(md, tex, title + " (" + pas + ")", caption, header, body)
+                    parts_md.append(md)
+                    parts_tex.append(tex)
+                continue
+            for tname in names:
                 rows = res.table(tname)
                 if not rows:
                     continue
@@ -266,7 +306,7 @@ def table_a(args, cfg, inputs):
                 md = args.md + ".part%d_%s" % (i, tname)
                 tex = args.tex + ".part%d_%s" % (i, tname)
                 caption = "%s (%s, table %s). %s" % (os.path.basename(h5), os.path.dirname(h5), tname,
-                                                     res.provenance())
+                                                     res.provenance(inputs=False))
                 write_table(md, tex, title, caption, header, body)
                 parts_md.append(md)
                 parts_tex.append(tex)
