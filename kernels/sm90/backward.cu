@@ -718,6 +718,7 @@ __global__ void __launch_bounds__(256, 1)
                 uint32_t pa[8];
 #pragma unroll
                 for (int j = 0; j < 8; j++) {
+                    asm volatile("" ::: "memory"); /* keep each column pair's shared loads here (registers) */
                     float pv[4];
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
@@ -803,6 +804,7 @@ __global__ void __launch_bounds__(256, 1)
                 uint32_t pk[8];
 #pragma unroll
                 for (int j = 0; j < 8; j++) {
+                    asm volatile("" ::: "memory");
                     float kv[4];
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
@@ -815,7 +817,9 @@ __global__ void __launch_bounds__(256, 1)
                             const int idx = 4 * j + 2 * hh + e;
                             float dsq = 0.f; /* E4M3 grid value of dS / 2^eds */
                             if (eds != -1000) {
-                                const uint32_t c = flamia_cvt_e4m3x2(flamia_ldexpf(dpacc[idx], -eds), 0.f);
+                                /* x 2^-eds in one multiply (ldexpf's two steps differ only for FP32
+                                 * subnormal results, whose code is 0 either way) */
+                                const uint32_t c = flamia_cvt_e4m3x2(dpacc[idx] * flamia_pow2f(-eds), 0.f);
                                 dsq = e4m3x2_to_f2(c).x;
                             }
                             kv[2 * hh + e] = dsq * pow2z(eds + eq - Frun);

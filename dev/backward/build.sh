@@ -1,0 +1,32 @@
+#!/bin/sh
+# Builds the backward dev harness: dev/backward/bin/check_backward (kernels/sm90/backward.cu)
+# and, for each dev/backward/vN_*.cu given as argument, dev/backward/bin/check_vN_* (that
+# variant linked in place of backward.cu). Quantize and forward are the library's own.
+# Usage (repo root): sh dev/backward/build.sh [dev/backward/v2_pipelined.cu ...]
+set -e
+cd "$(dirname "$0")/../.."
+B=dev/backward/bin
+mkdir -p $B/obj
+CC=${CC:-gcc}
+for f in kernels/formats/formats.c kernels/ref/*.c; do
+  o=$B/obj/$(basename $f .c).o
+  [ "$o" -nt "$f" ] || $CC -O2 -std=c11 -D_GNU_SOURCE -Ikernels/include -Ikernels/formats -Ikernels/ref -c $f -o $o
+done
+NV="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Ikernels/include -Ikernels/formats -Ikernels/sm90 -Ikernels/ref"
+# FWD_HEAD=1: the committed forward (git HEAD) instead of the working tree's (others edit it)
+$NV -c kernels/sm90/quantize.cu -o $B/obj/quantize.cu.o
+if [ -n "$FWD_HEAD" ]; then
+  git show HEAD:kernels/sm90/forward.cu > $B/obj/forward_head.cu
+  $NV -c $B/obj/forward_head.cu -o $B/obj/forward.cu.o
+else
+  $NV -c kernels/sm90/forward.cu -o $B/obj/forward.cu.o
+fi
+$NV -c kernels/sm90/backward.cu -o $B/obj/backward.cu.o
+$NV -c dev/backward/check_backward.cu -o $B/obj/check_backward.o
+OBJS="$B/obj/formats.o $B/obj/attention_f64.o $B/obj/attention_ref.o $B/obj/errors.o $B/obj/parallel.o $B/obj/quantize_ref.o $B/obj/recipes.o $B/obj/validate.o"
+$NV $B/obj/check_backward.o $B/obj/backward.cu.o $B/obj/quantize.cu.o $B/obj/forward.cu.o $OBJS -lpthread -o $B/check_backward
+for v in "$@"; do
+  n=$(basename $v .cu)
+  $NV -c $v -o $B/obj/$n.cu.o
+  $NV $B/obj/check_backward.o $B/obj/$n.cu.o $B/obj/quantize.cu.o $B/obj/forward.cu.o $OBJS -lpthread -o $B/check_$n
+done

@@ -1,0 +1,344 @@
+/*
+ * check_backward.cu - dev harness for the sm90 backward (kernels/sm90/backward.cu or a
+ * numbered variant linked in its place): random packed layouts, the REAL quantize and
+ * forward kernels (flamia_sm90_quantize, flamia_sm90_forward), then the backward on
+ * poisoned outputs, compared with flamia_ref_backward of the same recipe, fed the same
+ * inputs (BF16 q, k, v, dO and the GPU's O and lse). Optional timing.
+ *
+ *   check_backward KIND LAYOUT HQ HKV CAUSAL CHECK [REPS]
+ *     KIND    bf16 | mxfp8 | exact
+ *     LAYOUT  NxL (N documents of L tokens) | randT:SEED (random packed: 1-token
+ *             documents, odd lengths, lengths not a multiple of 32 / 128)
+ *     CHECK   full (reference on everything, + FP64 textbook for scale) | none
+ *     REPS    timed repetitions of the backward alone (0: no timing)
+ *   env BWD_VARIANT=0 runs the plain FP32 main kernel instead of the FP8 wgmma one.
+ *
+ * Bounds (see backward.cu's header and docs/perf-notes.md "Backward kernel"): both sides
+ * round to BF16; the GPU sums in FP32 (wgmma) instead of FP64 and uses ex2.approx, which
+ * flips a P or dS code only on a rounding boundary; the folded contraction scales differ
+ * only on E4M3 subnormals. So dQ and dK:  relL2 <= 5e-3 and max|d| <= 5e-2 max|ref|.
+ * dV: the same with the plain kernel; the FP8 kernel re-rounds the normalized P to E4M3
+ * for dV = P^T dO (documented deviation), bound relL2 <= 3e-2, max|d| <= 1e-1 max|ref|.
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "flamia.h"
+#include "flamia_formats.h"
+#include "sm90_launch.h"
+
+extern int flamia_bwd_debug_variant;
+
+#define CK(x)                                                                                         \
+    do {                                                                                              \
+        cudaError_t e_ = (x);                                                                         \
+        if (e_ != cudaSuccess) {                                                                      \
+            fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, \
+                    cudaGetErrorString(e_));                                                          \
+            exit(2);                                                                                  \
+        }                                                                                             \
+    } while (0)
+
+static uint64_t rng_s = 0x9E3779B97F4A7C15ull;
+static uint64_t rnext() {
+    rng_s ^= rng_s << 13;
+    rng_s ^= rng_s >> 7;
+    rng_s ^= rng_s << 17;
+    return rng_s;
+}
+static double runif() { return (rnext() >> 11) * (1.0 / 9007199254740992.0); }
+
+struct Cmp {
+    double rel, maxrel, cos, rel64;
+    long bad;
+};
+static Cmp compare(const std::vector<uint16_t> &gpu, const std::vector<float> &ref, const std::vector<double> *f64) {
+    Cmp c = {0, 0, 0, -1, 0};
+    double num = 0, den = 0, dmax = 0, rmax = 0, ab = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < ref.size(); i++) {
+        const double a = flamia_bf16_value(gpu[i]), b = ref[i];
+        if (!(a == a) || isinf(a)) {
+            c.bad++;
+            continue;
+        }
+        num += (a - b) * (a - b);
+        den += b * b;
+        dmax = std::max(dmax, fabs(a - b));
+        rmax = std::max(rmax, fabs(b));
+        ab += a * b, aa += a * a, bb += b * b;
+    }
+    c.rel = sqrt(num / std::max(den, 1e-300));
+    c.maxrel = dmax / std::max(rmax, 1e-300);
+    c.cos = ab / std::max(sqrt(aa * bb), 1e-300);
+    if (f64) {
+        double n2 = 0, d2 = 0;
+        for (size_t i = 0; i < ref.size(); i++) {
+            const double e = ref[i] - (*f64)[i];
+            n2 += e * e;
+            d2 += (*f64)[i] * (*f64)[i];
+        }
+        c.rel64 = sqrt(n2 / std::max(d2, 1e-300));
+    }
+    return c;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 7) {
+        fprintf(stderr, "usage: %s KIND LAYOUT HQ HKV CAUSAL CHECK [REPS]\n", argv[0]);
+        return 2;
+    }
+    const char *kind_s = argv[1], *layout = argv[2], *check = argv[6];
+    const int Hq = atoi(argv[3]), Hkv = atoi(argv[4]), causal = atoi(argv[5]);
+    const int reps = argc > 7 ? atoi(argv[7]) : 0;
+    const int D = 128;
+    if (getenv("BWD_VARIANT")) flamia_bwd_debug_variant = atoi(getenv("BWD_VARIANT"));
+    enum flamia_sm90_kind kind = !strcmp(kind_s, "bf16")    ? FLAMIA_SM90_BF16
+                                 : !strcmp(kind_s, "mxfp8") ? FLAMIA_SM90_MXFP8
+                                                            : FLAMIA_SM90_MXFP8_EXACT;
+    const char *preset = kind == FLAMIA_SM90_BF16 ? "bf16" : kind == FLAMIA_SM90_MXFP8 ? "mxfp8" : "mxfp8-exact";
+
+    /* ---- layout */
+    std::vector<int32_t> cu(1, 0);
+    if (!strncmp(layout, "rand", 4)) {
+        int T = 0, seed = 1;
+        sscanf(layout + 4, "%d:%d", &T, &seed);
+        rng_s ^= (uint64_t)seed * 0x2545F4914F6CDD1Dull;
+        while (cu.back() < T) {
+            double u = runif();
+            int L = u < 0.15 ? 1 : u < 0.4 ? 1 + (int)(runif() * 40) : u < 0.8 ? 1 + (int)(runif() * 300) : 1 + (int)(runif() * 900);
+            L = std::min(L, T - cu.back());
+            cu.push_back(cu.back() + L);
+        }
+    } else {
+        int N = 0, L = 0;
+        sscanf(layout, "%dx%d", &N, &L);
+        for (int d = 0; d < N; d++) cu.push_back(cu.back() + L);
+    }
+    const int ndocs = (int)cu.size() - 1, T = cu.back();
+    int maxlen = 0;
+    double fwd_flops = 0;
+    for (int d = 0; d < ndocs; d++) {
+        const double L = cu[d + 1] - cu[d];
+        maxlen = std::max(maxlen, (int)L);
+        fwd_flops += 4.0 * D * Hq * (causal ? L * (L + 1) / 2 : L * L);
+    }
+    const double bwd_flops = 2.5 * fwd_flops;
+
+    /* ---- inputs: BF16 values; outlier K channels; per-token spread */
+    const size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
+    std::vector<float> q(nq), k(nk), v(nk), dout(nq);
+    auto fill = [&](std::vector<float> &x, double base, uint64_t salt) {
+        uint64_t st = salt * 0x9E3779B97F4A7C15ull ^ rng_s;
+        auto nx = [&]() {
+            uint64_t z = (st += 0x9E3779B97F4A7C15ull);
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            return ((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0);
+        };
+        for (size_t r = 0; r < x.size() / D; r++) {
+            const double sc = base * exp2(2.0 * (nx() - 0.5));
+            for (int d = 0; d < D; d += 2) {
+                const double u = nx() + 1e-300, w = nx(), rr = sqrt(-2 * log(u));
+                x[r * D + d] = flamia_round_bf16((float)(rr * cos(6.283185307179586 * w) * sc));
+                x[r * D + d + 1] = flamia_round_bf16((float)(rr * sin(6.283185307179586 * w) * sc));
+            }
+        }
+    };
+    fill(q, 1.0, 1);
+    fill(k, 1.0, 2);
+    fill(v, 1.0, 3);
+    fill(dout, 1e-2, 4);
+    for (int o = 0; o < 3; o++) {
+        const int ch = (int)(runif() * D);
+        for (size_t t = 0; t < (size_t)T * Hkv; t++) k[t * D + ch] = flamia_round_bf16(k[t * D + ch] * 8.0f);
+    }
+    auto to_bf16 = [](const std::vector<float> &x) {
+        std::vector<uint16_t> b(x.size());
+        for (size_t i = 0; i < x.size(); i++) b[i] = flamia_bf16_bits(x[i]);
+        return b;
+    };
+
+    /* ---- device: quantize -> forward -> backward */
+    flamia_sm90_problem P;
+    memset(&P, 0, sizeof P);
+    P.total_tokens = T;
+    P.num_docs = ndocs;
+    P.heads_q = Hq;
+    P.heads_kv = Hkv;
+    P.head_dim = D;
+    P.causal = causal;
+    P.max_seqlen = maxlen;
+    P.softmax_scale = 1.0f / sqrtf((float)D);
+    P.kind = kind;
+    const flamia_sm90_layout L = flamia_sm90_layout_of(&P);
+    uint8_t *d_ws;
+    int32_t *d_cu;
+    uint16_t *d_q, *d_k, *d_v, *d_do, *d_o, *d_dq, *d_dk, *d_dv;
+    float *d_lse;
+    CK(cudaMalloc(&d_ws, L.total));
+    CK(cudaMalloc(&d_cu, cu.size() * 4));
+    CK(cudaMalloc(&d_q, nq * 2));
+    CK(cudaMalloc(&d_k, nk * 2));
+    CK(cudaMalloc(&d_v, nk * 2));
+    CK(cudaMalloc(&d_do, nq * 2));
+    CK(cudaMalloc(&d_o, nq * 2));
+    CK(cudaMalloc(&d_dq, nq * 2));
+    CK(cudaMalloc(&d_dk, nk * 2));
+    CK(cudaMalloc(&d_dv, nk * 2));
+    CK(cudaMalloc(&d_lse, (size_t)T * Hq * 4));
+    CK(cudaMemset(d_ws, 0xFF, L.total)); /* poison the whole workspace */
+    CK(cudaMemcpy(d_cu, cu.data(), cu.size() * 4, cudaMemcpyHostToDevice));
+    {
+        auto b = to_bf16(q);
+        CK(cudaMemcpy(d_q, b.data(), nq * 2, cudaMemcpyHostToDevice));
+        b = to_bf16(k);
+        CK(cudaMemcpy(d_k, b.data(), nk * 2, cudaMemcpyHostToDevice));
+        b = to_bf16(v);
+        CK(cudaMemcpy(d_v, b.data(), nk * 2, cudaMemcpyHostToDevice));
+        b = to_bf16(dout);
+        CK(cudaMemcpy(d_do, b.data(), nq * 2, cudaMemcpyHostToDevice));
+    }
+    CK(cudaMemset(d_dq, 0xFF, nq * 2)); /* BF16 NaN poison */
+    CK(cudaMemset(d_dk, 0xFF, nk * 2));
+    CK(cudaMemset(d_dv, 0xFF, nk * 2));
+    P.cu_seqlens = d_cu;
+    CK(flamia_sm90_quantize(&P, d_q, d_k, d_v, d_ws, 0));
+    CK(flamia_sm90_forward(&P, d_ws, d_o, d_lse, 0));
+    CK(cudaDeviceSynchronize());
+    /* The backward reads the forward's final frames m_i (row_frame). Check them against
+     * the definition, m_i = ceil(max_j s_ij * c) over the row's valid keys, computed here
+     * from the quantized operands the GPU holds; a mismatch is the forward's, reported and
+     * replaced by the definition so that the backward is tested on its own. */
+    long frame_mis = 0;
+    if (strcmp(check, "none")) {
+        std::vector<float> qd(nq), kd(nk), fr((size_t)T * Hq);
+        if (kind == FLAMIA_SM90_BF16) {
+            qd = q;
+            kd = k;
+        } else {
+            std::vector<uint8_t> qc(nq), kc(nk);
+            std::vector<int8_t> qe((size_t)T * Hq), ke((size_t)T * Hkv);
+            CK(cudaMemcpy(qc.data(), d_ws + L.q_codes, nq, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(kc.data(), d_ws + L.k_codes, nk, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(qe.data(), d_ws + L.q_exp, qe.size(), cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(ke.data(), d_ws + L.k_exp, ke.size(), cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < nq; i++) qd[i] = flamia_e4m3_dequant(qc[i], qe[i / D]);
+            for (size_t i = 0; i < nk; i++) kd[i] = flamia_e4m3_dequant(kc[i], ke[i / D]);
+        }
+        CK(cudaMemcpy(fr.data(), d_ws + L.row_frame, fr.size() * 4, cudaMemcpyDeviceToHost));
+        const float c = P.softmax_scale * 1.44269504088896341f;
+        const int group = Hq / Hkv;
+        for (int d = 0; d < ndocs; d++)
+            for (int i = cu[d]; i < cu[d + 1]; i++)
+                for (int h = 0; h < Hq; h++) {
+                    const int jend = causal ? i + 1 : cu[d + 1];
+                    float smax = -INFINITY;
+                    for (int j = cu[d]; j < jend; j++) {
+                        double a = 0;
+                        for (int e = 0; e < D; e++)
+                            a += (double)qd[((size_t)i * Hq + h) * D + e] * kd[((size_t)j * Hkv + h / group) * D + e];
+                        smax = fmaxf(smax, (float)a);
+                    }
+                    const float m = ceilf(smax * c);
+                    float &g = fr[(size_t)i * Hq + h];
+                    if (g != m) {
+                        if (frame_mis < 5)
+                            fprintf(stderr, "  forward frame mismatch token %d head %d: gpu %g def %g\n", i, h, g, m);
+                        frame_mis++;
+                        g = m;
+                    }
+                }
+        if (frame_mis) CK(cudaMemcpy(d_ws + L.row_frame, fr.data(), fr.size() * 4, cudaMemcpyHostToDevice));
+    }
+    CK(flamia_sm90_backward(&P, d_ws, d_o, d_lse, d_do, d_dq, d_dk, d_dv, 0));
+    CK(cudaDeviceSynchronize());
+    std::vector<uint16_t> dq(nq), dk(nk), dv(nk), ob(nq);
+    std::vector<float> lse((size_t)T * Hq);
+    CK(cudaMemcpy(dq.data(), d_dq, nq * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(dk.data(), d_dk, nk * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(dv.data(), d_dv, nk * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(ob.data(), d_o, nq * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(lse.data(), d_lse, lse.size() * 4, cudaMemcpyDeviceToHost));
+    int err_flag = 0;
+    CK(cudaMemcpy(&err_flag, d_ws + L.err_flag, 4, cudaMemcpyDeviceToHost));
+    long unwritten = 0;
+    for (auto *x : {&dq, &dk, &dv})
+        for (uint16_t b : *x) unwritten += !isfinite(flamia_bf16_value(b));
+
+    int ok = unwritten == 0 && err_flag == 0;
+    Cmp cq = {0, 0, 0, -1, 0}, ck = cq, cv = cq;
+    if (!strcmp(check, "full")) {
+        flamia_recipe rec;
+        flamia_recipe_preset(preset, &rec);
+        flamia_shape sh;
+        memset(&sh, 0, sizeof sh);
+        sh.total_tokens = T;
+        sh.num_docs = ndocs;
+        sh.cu_seqlens = cu.data();
+        sh.heads_q = Hq;
+        sh.heads_kv = Hkv;
+        sh.head_dim = D;
+        sh.causal = causal;
+        sh.softmax_scale = P.softmax_scale;
+        sh.max_seqlen = maxlen;
+        std::vector<float> o(nq), rq(nq), rk(nk), rv(nk);
+        for (size_t i = 0; i < nq; i++) o[i] = flamia_bf16_value(ob[i]);
+        flamia_ref_stats st;
+        flamia_status s = flamia_ref_backward_ex(&rec, &sh, q.data(), k.data(), v.data(), o.data(), lse.data(),
+                                                 dout.data(), rq.data(), rk.data(), rv.data(), &st);
+        if (s) {
+            fprintf(stderr, "reference failed: %s\n", flamia_last_error());
+            return 2;
+        }
+        std::vector<double> q64(nq), k64(nk), v64(nk);
+        const bool have64 = flamia_ref64_backward(&sh, q.data(), k.data(), v.data(), dout.data(), q64.data(),
+                                                  k64.data(), v64.data()) == FLAMIA_OK;
+        cq = compare(dq, rq, have64 ? &q64 : nullptr);
+        ck = compare(dk, rk, have64 ? &k64 : nullptr);
+        cv = compare(dv, rv, have64 ? &v64 : nullptr);
+        const bool plain = flamia_bwd_debug_variant == 0 || kind == FLAMIA_SM90_BF16;
+        const double dv_rel = plain ? 5e-3 : 3e-2, dv_max = plain ? 5e-2 : 1e-1;
+        ok = ok && cq.rel <= 5e-3 && cq.maxrel <= 5e-2 && ck.rel <= 5e-3 && ck.maxrel <= 5e-2 && cv.rel <= dv_rel &&
+             cv.maxrel <= dv_max;
+        printf("  ref: dS flushed %.0f / %.0f nonzero, P codes %.0f mismatch %.0f (unexplained %.0f)\n",
+               st.ds_flushed, st.ds_nonzero, st.p_codes, st.p_mismatch, st.p_mismatch_unexplained);
+    }
+
+    double ms = 0;
+    if (reps > 0) {
+        cudaEvent_t a, b;
+        CK(cudaEventCreate(&a));
+        CK(cudaEventCreate(&b));
+        for (int w = 0; w < 2; w++) CK(flamia_sm90_backward(&P, d_ws, d_o, d_lse, d_do, d_dq, d_dk, d_dv, 0));
+        std::vector<float> ts;
+        for (int r = 0; r < reps; r++) {
+            CK(cudaEventRecord(a));
+            CK(flamia_sm90_backward(&P, d_ws, d_o, d_lse, d_do, d_dq, d_dk, d_dv, 0));
+            CK(cudaEventRecord(b));
+            CK(cudaEventSynchronize(b));
+            float t;
+            CK(cudaEventElapsedTime(&t, a, b));
+            ts.push_back(t);
+        }
+        std::sort(ts.begin(), ts.end());
+        ms = ts[ts.size() / 2];
+    }
+    printf("%-5s v%d %-13s T=%-6d docs=%-4d Hq=%-2d Hkv=%-2d causal=%d", kind_s,
+           kind == FLAMIA_SM90_BF16 ? 0 : flamia_bwd_debug_variant, layout, T, ndocs, Hq, Hkv, causal);
+    if (!strcmp(check, "full"))
+        printf(" | relL2/maxrel/cos dQ %.1e %.1e %.6f dK %.1e %.1e %.6f dV %.1e %.1e %.6f | ref-vs-f64 dQ %.1e dK %.1e "
+               "dV %.1e",
+               cq.rel, cq.maxrel, cq.cos, ck.rel, ck.maxrel, ck.cos, cv.rel, cv.maxrel, cv.cos, cq.rel64, ck.rel64,
+               cv.rel64);
+    printf(" | fwd-frame-mismatch=%ld unwritten=%ld err=%d %s", frame_mis, unwritten, err_flag, strcmp(check, "none") ? (ok ? "PASS" : "FAIL") : (ok ? "written" : "FAIL"));
+    if (reps > 0) printf(" | bwd %.3f ms %.1f TFLOP/s", ms, bwd_flops / ms / 1e9);
+    printf("\n");
+    return ok ? 0 : 1;
+}

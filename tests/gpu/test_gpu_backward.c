@@ -1,0 +1,189 @@
+/*
+ * test_gpu_backward.c - flamia_cuda_quantize + flamia_cuda_forward +
+ * flamia_cuda_backward against the CPU reference of the same recipe
+ * (flamia_ref_backward, fed the same BF16 inputs and the GPU's O and lse) on
+ * random packed layouts: 1-token documents, odd lengths, lengths not a
+ * multiple of 32 or 128, GQA, causal and not; recipes mxfp8, mxfp8-exact, bf16.
+ * dQ, dK, dV are poisoned (BF16 NaN) before the call: every element must be
+ * written. Exits 77 (skip) while flamia_cuda_backward answers UNSUPPORTED.
+ *
+ * Bounds (docs/numerics.md 4, docs/perf-notes.md "Backward kernel"): both sides
+ * round the gradients to BF16; the GPU sums in FP32 (wgmma) where the reference
+ * sums in FP64, and evaluates exp2 with ex2.approx: a P or dS code differs only
+ * where a value sits on an E4M3 rounding boundary, the folded contraction scales
+ * differ only on E4M3 subnormals. Hence for dQ and dK
+ *   relative L2 <= 5e-3 and max |d| <= 5e-2 max |ref|.
+ * dV: the FP8 kernel feeds dV = P^T dO with P re-rounded to E4M3 after the
+ * (non power of two) normalization, an extra relative error <= 2^-4 per P
+ * element, averaged over the queries: relative L2 <= 3e-2, max <= 1e-1 (FP8
+ * recipes); the BF16 control path: as dQ.
+ * Also: GPU-vs-ref below ref-vs-FP64 for dQ, dK of the FP8 recipes.
+ */
+#include "gpu_common.h"
+
+static int failures;
+#define EXPECT(cond, ...)                                        \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            failures++;                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fprintf(stderr, "\n");                               \
+        }                                                        \
+    } while (0)
+
+typedef struct {
+    double rel, maxrel, rel64;
+    long nonfinite;
+} cmp_t;
+
+static cmp_t compare(const uint16_t *gpu, const float *ref, const double *f64, size_t n) {
+    cmp_t c = {0, 0, 0, 0};
+    double num = 0, den = 0, n64 = 0, d64 = 0, dmax = 0, rmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double g = flamia_bf16_value(gpu[i]);
+        if (!isfinite(g)) {
+            c.nonfinite++;
+            continue;
+        }
+        const double d = g - ref[i];
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+        n64 += (ref[i] - f64[i]) * (ref[i] - f64[i]);
+        d64 += f64[i] * f64[i];
+        if (fabs(d) > dmax) dmax = fabs(d);
+        if (fabs(ref[i]) > rmax) rmax = fabs(ref[i]);
+    }
+    c.rel = sqrt(num / (den + 1e-300));
+    c.rel64 = sqrt(n64 / (d64 + 1e-300));
+    c.maxrel = dmax / (rmax + 1e-300);
+    return c;
+}
+
+static void run_case(const char *label, const char *preset, int causal, const int32_t *cu, int ndocs, int Hq,
+                     int Hkv, rng_t *r) {
+    const int T = cu[ndocs], D = 128;
+    flamia_recipe rec;
+    FL(flamia_recipe_preset(preset, &rec));
+    const size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
+    float *q = xmalloc(nq * 4), *k = xmalloc(nk * 4), *v = xmalloc(nk * 4), *g = xmalloc(nq * 4);
+    uint16_t *bq = xmalloc(nq * 2), *bk = xmalloc(nk * 2), *bv = xmalloc(nk * 2), *bg = xmalloc(nq * 2);
+    fill_bf16(r, q, bq, nq, 1.0);
+    fill_bf16(r, k, bk, nk, 1.0);
+    fill_bf16(r, v, bv, nk, 1.0);
+    fill_bf16(r, g, bg, nq, 1e-2);
+    for (int o = 0; o < 3; o++) { /* outlier K channels */
+        const int ch = rng_int(r, 0, D - 1);
+        for (size_t t = 0; t < (size_t)T * Hkv; t++) {
+            bk[t * D + ch] = flamia_bf16_bits(k[t * D + ch] * 8.0f);
+            k[t * D + ch] = flamia_bf16_value(bk[t * D + ch]);
+        }
+    }
+    flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
+
+    int32_t *dcu = dmalloc((ndocs + 1) * 4);
+    CK(cudaMemcpy(dcu, cu, (ndocs + 1) * 4, cudaMemcpyHostToDevice));
+    flamia_shape ds = hs;
+    ds.cu_seqlens = dcu;
+    size_t wsb = 0;
+    FL(flamia_cuda_workspace_size(&rec, &ds, &wsb));
+    void *ws = dmalloc(wsb), *dq_in = dmalloc(nq * 2), *dk_in = dmalloc(nk * 2), *dv_in = dmalloc(nk * 2);
+    void *ddo = dmalloc(nq * 2), *dO = dmalloc(nq * 2), *gq = dmalloc(nq * 2), *gk = dmalloc(nk * 2),
+         *gv = dmalloc(nk * 2);
+    float *dlse = dmalloc((size_t)T * Hq * 4);
+    CK(cudaMemset(ws, 0xCD, wsb));
+    CK(cudaMemcpy(dq_in, bq, nq * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dk_in, bk, nk * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dv_in, bv, nk * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(ddo, bg, nq * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemset(gq, 0xFF, nq * 2)); /* BF16 NaN poison */
+    CK(cudaMemset(gk, 0xFF, nk * 2));
+    CK(cudaMemset(gv, 0xFF, nk * 2));
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    FL(flamia_cuda_quantize(&rec, &ds, dq_in, dk_in, dv_in, ws, wsb, st));
+    FL(flamia_cuda_forward(&rec, &ds, ws, wsb, dO, dlse, st));
+    flamia_status fs = flamia_cuda_backward(&rec, &ds, ws, wsb, dO, dlse, ddo, gq, gk, gv, st);
+    if (fs == FLAMIA_ERR_UNSUPPORTED) {
+        printf("SKIP test_gpu_backward: flamia_cuda_backward -> %s (%s)\n", flamia_status_string(fs),
+               flamia_last_error());
+        exit(SKIP_CODE);
+    }
+    if (fs != FLAMIA_OK) {
+        fprintf(stderr, "FAIL %s (%s): flamia_cuda_backward -> %s: %s\n", label, preset, flamia_status_string(fs),
+                flamia_last_error());
+        exit(1);
+    }
+    CK(cudaStreamSynchronize(st));
+    CK(cudaGetLastError());
+    uint16_t *hq = xmalloc(nq * 2), *hk = xmalloc(nk * 2), *hv = xmalloc(nk * 2), *ho = xmalloc(nq * 2);
+    float *o = xmalloc(nq * 4), *lse = xmalloc((size_t)T * Hq * 4);
+    CK(cudaMemcpy(hq, gq, nq * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hk, gk, nk * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hv, gv, nk * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(ho, dO, nq * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(lse, dlse, (size_t)T * Hq * 4, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < nq; i++) o[i] = flamia_bf16_value(ho[i]);
+
+    /* reference of the same recipe on the same inputs, and the FP64 textbook */
+    float *rq = xmalloc(nq * 4), *rk = xmalloc(nk * 4), *rv = xmalloc(nk * 4);
+    FL(flamia_ref_backward(&rec, &hs, q, k, v, o, lse, g, rq, rk, rv));
+    double *q64 = xmalloc(nq * 8), *k64 = xmalloc(nk * 8), *v64 = xmalloc(nk * 8);
+    FL(flamia_ref64_backward(&hs, q, k, v, g, q64, k64, v64));
+    const cmp_t cq = compare(hq, rq, q64, nq), ck = compare(hk, rk, k64, nk), cv = compare(hv, rv, v64, nk);
+    printf("%-28s %-11s causal=%d T=%5d docs=%3d Hq=%d Hkv=%d | relL2 (max) vs ref: dQ %.2e (%.2e) dK %.2e (%.2e) "
+           "dV %.2e (%.2e) | ref vs f64: %.2e %.2e %.2e | unwritten %ld\n",
+           label, preset, causal, T, ndocs, Hq, Hkv, cq.rel, cq.maxrel, ck.rel, ck.maxrel, cv.rel, cv.maxrel,
+           cq.rel64, ck.rel64, cv.rel64, cq.nonfinite + ck.nonfinite + cv.nonfinite);
+    const int fp8 = strcmp(preset, "bf16") != 0;
+    EXPECT(cq.nonfinite + ck.nonfinite + cv.nonfinite == 0, "%s %s: outputs unwritten or non-finite", label, preset);
+    EXPECT(cq.rel <= 5e-3 && cq.maxrel <= 5e-2, "%s %s: dQ relL2 %.3e max %.3e", label, preset, cq.rel, cq.maxrel);
+    EXPECT(ck.rel <= 5e-3 && ck.maxrel <= 5e-2, "%s %s: dK relL2 %.3e max %.3e", label, preset, ck.rel, ck.maxrel);
+    EXPECT(cv.rel <= (fp8 ? 3e-2 : 5e-3) && cv.maxrel <= (fp8 ? 1e-1 : 5e-2), "%s %s: dV relL2 %.3e max %.3e", label,
+           preset, cv.rel, cv.maxrel);
+    if (fp8) {
+        EXPECT(cq.rel < cq.rel64, "%s %s: dQ GPU-vs-ref %.3e not below ref-vs-FP64 %.3e", label, preset, cq.rel, cq.rel64);
+        EXPECT(ck.rel < ck.rel64, "%s %s: dK GPU-vs-ref %.3e not below ref-vs-FP64 %.3e", label, preset, ck.rel, ck.rel64);
+    }
+
+    CK(cudaStreamDestroy(st));
+    void *frees[] = {ws, dq_in, dk_in, dv_in, ddo, dO, gq, gk, gv, dlse, dcu};
+    for (size_t i = 0; i < sizeof frees / sizeof *frees; i++) CK(cudaFree(frees[i]));
+    free(q), free(k), free(v), free(g), free(bq), free(bk), free(bv), free(bg);
+    free(hq), free(hk), free(hv), free(ho), free(o), free(lse), free(rq), free(rk), free(rv);
+    free(q64), free(k64), free(v64);
+}
+
+int main(void) {
+    gpu_skip_if_unavailable("test_gpu_backward");
+    rng_t r = {gpu_seed("test_gpu_backward")};
+    enum { CAP = 2048 };
+    static int lens[CAP];
+    static int32_t cu[CAP + 1];
+    const char *presets[] = {"mxfp8", "mxfp8-exact", "bf16"};
+    for (int pi = 0; pi < 3; pi++) {
+        const char *p = presets[pi];
+        int n = random_lens(&r, 1400, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        run_case("random packed, MHA", p, 1, cu, n, 4, 4, &r);
+        n = random_lens(&r, 900, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        run_case("random packed, GQA 8/2", p, 1, cu, n, 8, 2, &r);
+        lens[0] = 1000;
+        cu_from_lens(lens, 1, cu);
+        run_case("one document of 1000, GQA 2/1", p, 1, cu, 1, 2, 1, &r);
+        for (int i = 0; i < 64; i++) lens[i] = 1;
+        lens[64] = 129;
+        cu_from_lens(lens, 65, cu);
+        run_case("64 one-token docs + 129", p, 1, cu, 65, 2, 2, &r);
+        n = random_lens(&r, 700, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        run_case("random packed, non-causal", p, 0, cu, n, 2, 1, &r);
+    }
+    if (failures) {
+        fprintf(stderr, "test_gpu_backward: %d failures\n", failures);
+        return 1;
+    }
+    printf("test_gpu_backward: ok\n");
+    return 0;
+}
