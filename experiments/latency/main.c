@@ -312,6 +312,7 @@ int main(int argc, char **argv) {
             for (int ri = 0; ri < nr; ri++) xp_progress_step(&pr, w->name);
             continue;
         }
+        if (nr > 16) xp_die("latency: at most 16 recipes per run");
         int32_t *dcu;
         CUDA_OK(cudaMalloc((void **)&dcu, sizeof(int32_t) * (size_t)(w->num_docs + 1)));
         CUDA_OK(cudaMemcpy(dcu, w->cu_seqlens, sizeof(int32_t) * (size_t)(w->num_docs + 1),
@@ -320,7 +321,30 @@ int main(int argc, char **argv) {
         sh.cu_seqlens = dcu;
         const double flops = 4.0 * D * Hq * xp_workload_causal_pairs(w);
 
-        for (int ri = 0; ri < nr; ri++) {
+        /* ---- phase 1: quantize of every recipe, checked and timed before any forward runs
+         * (a forward that faults loses the CUDA context; these figures must survive it) */
+        double q_ms_r[16], q_min_r[16];
+        int eflag_r[16];
+        for (int ri = 0; ri < nr && ri < 16; ri++) {
+            q_ms_r[ri] = q_min_r[ri] = NAN;
+            eflag_r[ri] = -1;
+            flamia_recipe rec;
+            if (flamia_recipe_preset(rl[ri], &rec) != FLAMIA_OK) xp_die("%s", flamia_last_error());
+            size_t wsb = 0;
+            if (flamia_cuda_workspace_size(&rec, &sh, &wsb) != FLAMIA_OK) continue;
+            void *dws;
+            CUDA_OK(cudaMalloc(&dws, wsb));
+            call_ctx cx = {&rec, &sh, dq, dk, dv, dws, dO, dlse, wsb, st, FLAMIA_OK};
+            do_quant(&cx);
+            if (cx.last != FLAMIA_OK) xp_die("latency: quantize %s %s: %s", w->name, rl[ri], flamia_last_error());
+            CUDA_OK(cudaStreamSynchronize(st));
+            CUDA_OK(cudaMemcpy(&eflag_r[ri], dws, 4, cudaMemcpyDeviceToHost)); /* err_flag at offset 0 */
+            q_ms_r[ri] = time_calls(do_quant, &cx, warmup, iters, &q_min_r[ri]);
+            CUDA_OK(cudaFree(dws));
+        }
+
+        /* ---- phase 2: forward per recipe */
+        for (int ri = 0; ri < nr && ri < 16; ri++) {
             flamia_recipe rec;
             if (flamia_recipe_preset(rl[ri], &rec) != FLAMIA_OK) xp_die("%s", flamia_last_error());
             char system[64];
@@ -331,45 +355,33 @@ int main(int argc, char **argv) {
                 xp_progress_step(&pr, w->name);
                 continue;
             }
-            void *dws;
-            CUDA_OK(cudaMalloc(&dws, wsb));
-            call_ctx cx = {&rec, &sh, dq, dk, dv, dws, dO, dlse, wsb, st, FLAMIA_OK};
-
-            /* ---- quantize: check, then time it before the forward runs at all (a forward
-             * that faults loses the CUDA context; the quantize figures and the layouts
-             * must survive it) */
             char note[512] = "";
-            if (dead) {
-                snprintf(note, sizeof note, "not run: the CUDA context was lost earlier in this process");
-                xp_progress_step(&pr, w->name);
-                CUDA_NOFAIL(cudaFree(dws));
-                continue;
-            }
-            do_quant(&cx);
-            if (cx.last != FLAMIA_OK) xp_die("latency: quantize %s %s: %s", w->name, rl[ri], flamia_last_error());
-            CUDA_OK(cudaStreamSynchronize(st));
-            int32_t eflag = -1;
-            CUDA_OK(cudaMemcpy(&eflag, dws, 4, cudaMemcpyDeviceToHost)); /* err_flag at offset 0 */
-            double q_min = NAN;
-            const double q_ms = time_calls(do_quant, &cx, warmup, iters, &q_min);
-
-            /* ---- forward: verify (poisoned outputs), then time */
-            CUDA_OK(cudaMemsetAsync(dO, 0xFF, nq * 2, st));
-            CUDA_OK(cudaMemsetAsync(dlse, 0xFF, nl * 4, st));
-            do_quant(&cx);
-            do_fwd(&cx);
-            int fwd_ok = cx.last == FLAMIA_OK;
-            if (!fwd_ok) snprintf(note, sizeof note, "forward: %s", flamia_last_error());
-            cudaError_t fe = cudaStreamSynchronize(st);
-            if (fe != cudaSuccess) {
-                snprintf(note, sizeof note, "forward faulted: %s", cudaGetErrorString(fe));
-                fprintf(stderr, "latency: %s %s: %s\n", w->name, rl[ri], note);
-                fwd_ok = 0;
-                dead = 1;
-            }
+            const int32_t eflag = eflag_r[ri];
+            const double q_ms = q_ms_r[ri], q_min = q_min_r[ri];
+            void *dws = NULL;
+            if (!dead) CUDA_OK(cudaMalloc(&dws, wsb));
+            call_ctx cx = {&rec, &sh, dq, dk, dv, dws, dO, dlse, wsb, st, FLAMIA_OK};
             int finite = 0;
             double rel = NAN;
             int rows = 0;
+            int fwd_ok = 0;
+            if (dead) snprintf(note, sizeof note, "forward not run: the CUDA context was lost earlier in this process");
+            else {
+                /* forward: verify (poisoned outputs), then time */
+                CUDA_OK(cudaMemsetAsync(dO, 0xFF, nq * 2, st));
+                CUDA_OK(cudaMemsetAsync(dlse, 0xFF, nl * 4, st));
+                do_quant(&cx);
+                do_fwd(&cx);
+                fwd_ok = cx.last == FLAMIA_OK;
+                if (!fwd_ok) snprintf(note, sizeof note, "forward: %s", flamia_last_error());
+                cudaError_t fe = cudaStreamSynchronize(st);
+                if (fe != cudaSuccess) {
+                    snprintf(note, sizeof note, "forward faulted: %s", cudaGetErrorString(fe));
+                    fprintf(stderr, "latency: %s %s: %s\n", w->name, rl[ri], note);
+                    fwd_ok = 0;
+                    dead = 1;
+                }
+            }
             if (fwd_ok) {
                 CUDA_OK(cudaMemcpy(ho, dO, nq * 2, cudaMemcpyDeviceToHost));
                 CUDA_OK(cudaMemcpy(hlse, dlse, nl * 4, cudaMemcpyDeviceToHost));

@@ -62,8 +62,8 @@ __device__ __forceinline__ uint4 ld_stream(const uint16_t *p) {
     return r;
 }
 
-template <int D, int GRAN, bool FP8>
-__global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams p) {
+template <int D, int GRAN, bool FP8, bool HAD>
+__global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quantize_kernel(const QuantParams p) {
     constexpr int TPR = D / 8;           /* threads per token row */
     constexpr int RP = kThreads / TPR;   /* rows per pass */
     constexpr int MAXR = GRAN == 1 ? 32 : 64;
@@ -73,8 +73,7 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
     static_assert(NP >= 1 && NP * RP == MAXR, "mapping");
 
     __shared__ int s_tokbs[64];          /* block start of token 32w + i (GRAN 32) */
-    __shared__ float s_amax[64];
-    __shared__ int s_exp[64];
+    __shared__ float s_amax[2][64];      /* row amax, double-buffered by slot parity */
     __shared__ int s_range[2];
     __shared__ uint8_t s_vt[FP8 ? D * VSTR : 1];
 
@@ -150,11 +149,12 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
         int h;
         const int ti = slot_tensor(slot, h);
         const int H = p.heads[ti];
-        const bool rotate = p.hadamard && ti < 2;
+        const bool rotate = HAD && ti < 2; /* the kernel's HAD matches p.hadamard */
 
-        /* ---- 2. unpack this slot's rows (passes with no row of this warp are skipped:
-         * the branch is warp-uniform, so the shuffles below stay whole-warp) */
-        float x[NP][8];
+        /* ---- 2. this slot's rows stay packed (BF16) in registers; FP32 copies exist only
+         * in the Hadamard kernels. Passes with no row of this warp are skipped: the branch
+         * is warp-uniform, so the shuffles below stay whole-warp. */
+        float x[HAD ? NP : 1][8];
         uint4 cur[NP];
         uint32_t rmax[NP]; /* max |bf16| bits of the row (both halves reduced below) */
 #pragma unroll
@@ -165,17 +165,19 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
 #pragma unroll
             for (int j = 0; j < 4; j++) {
                 if (FP8) m2 = flamia_vmax_u16x2(m2, wv[j] & 0x7fff7fffu);
-                x[q][2 * j] = __uint_as_float(wv[j] << 16);
-                x[q][2 * j + 1] = __uint_as_float(wv[j] & 0xffff0000u);
+                if (HAD) {
+                    x[HAD ? q : 0][2 * j] = __uint_as_float(wv[j] << 16);
+                    x[HAD ? q : 0][2 * j + 1] = __uint_as_float(wv[j] & 0xffff0000u);
+                }
             }
             rmax[q] = max(m2 & 0xffffu, m2 >> 16);
         }
         if (slot + 1 < slot1) load_rows(slot + 1, raw);
 
         /* ---- 3. Hadamard rotation of Q and K (same butterflies as flamia_ref_hadamard) */
-        if (rotate) {
+        if (HAD && rotate) {
 #pragma unroll
-            for (int q = 0; q < NP; q++) {
+            for (int q = 0; q < (HAD ? NP : 0); q++) {
                 if (wrow0 + q * RP >= n) continue;
 #pragma unroll
                 for (int len = 1; len < 8; len <<= 1)
@@ -208,12 +210,12 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
                 const int r = r0 + q * RP;
                 if (r >= n) continue;
                 uint4 out = cur[q];
-                if (rotate) {
+                if (HAD && rotate) {
                     uint32_t wv[4];
 #pragma unroll
                     for (int j = 0; j < 4; j++)
-                        wv[j] = (uint32_t)flamia_bf16_bits(x[q][2 * j]) |
-                                ((uint32_t)flamia_bf16_bits(x[q][2 * j + 1]) << 16);
+                        wv[j] = (uint32_t)flamia_bf16_bits(x[HAD ? q : 0][2 * j]) |
+                                ((uint32_t)flamia_bf16_bits(x[HAD ? q : 0][2 * j + 1]) << 16);
                     out = make_uint4(wv[0], wv[1], wv[2], wv[3]);
                 }
                 *reinterpret_cast<uint4 *>(p.bf16[ti] + ((size_t)(a + r) * H + h) * D + c * 8) = out;
@@ -230,12 +232,12 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
 #pragma unroll
                 for (int o = TPR / 2; o >= 1; o >>= 1) mb = max(mb, __shfl_xor_sync(0xffffffffu, mb, o));
                 badmax = max(badmax, mb);
-                if (!rotate) {
+                if (!(HAD && rotate)) {
                     ramax[q] = __uint_as_float(mb << 16);
                 } else {
                     float m = 0.0f;
 #pragma unroll
-                    for (int j = 0; j < 8; j++) m = fmaxf(m, fabsf(x[q][j]));
+                    for (int j = 0; j < 8; j++) m = fmaxf(m, fabsf(x[HAD ? q : 0][j]));
 #pragma unroll
                     for (int o = TPR / 2; o >= 1; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
                     ramax[q] = m;
@@ -252,29 +254,39 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
                     if (c == 0 && r < n) p.exps[ti][(size_t)(a + r) * H + h] = (int8_t)e[q];
                 }
             } else {
+                /* Block max: row maxima meet in shared memory (one barrier); then the D/8
+                 * threads of each row reduce over the rows of its block (<= 32, contiguous,
+                 * same document) with a strided load and a shuffle tree. s_amax alternates
+                 * between two buffers: a buffer is rewritten two slots later, after every
+                 * reader has passed the next slot's barrier. */
+                float (*am)[64] = s_amax;
+                const int buf = (slot - slot0) & 1;
+                const int off = a - w0;
 #pragma unroll
                 for (int q = 0; q < NP; q++) {
                     const int r = r0 + q * RP;
-                    if (c == 0 && r < n) s_amax[r] = ramax[q];
+                    if (c == 0 && r < n) am[buf][r] = ramax[q];
                 }
                 __syncthreads();
-                if (tid < n) {
-                    const int off = a - w0;
-                    const int bs = s_tokbs[off + tid];
-                    const int first = bs - a; /* >= 0: the block starts inside [a, b) */
-                    const int last = min(first + GRAN, n);
+#pragma unroll
+                for (int q = 0; q < NP; q++) {
+                    e[q] = 0;
+                    if (wrow0 + q * RP >= n) continue;
+                    const int r = r0 + q * RP;
                     float m = 0.0f;
-                    for (int r = first; r < last; r++)
-                        if (s_tokbs[off + r] == bs) m = fmaxf(m, s_amax[r]);
-                    const int ex = flamia_block_exponent_ceil_fast(m);
-                    s_exp[tid] = ex;
-                    p.exps[ti][(size_t)(a + tid) * H + h] = (int8_t)ex;
-                }
-                __syncthreads();
+                    if (r < n) {
+                        const int bs = s_tokbs[off + r];
+                        const int first = bs - a; /* >= 0: the block starts inside [a, b) */
 #pragma unroll
-                for (int q = 0; q < NP; q++) {
-                    const int r = r0 + q * RP;
-                    e[q] = r < n ? s_exp[r] : 0;
+                        for (int k = c; k < GRAN; k += TPR) {
+                            const int i = first + k;
+                            if (i < n && s_tokbs[off + i] == bs) m = fmaxf(m, am[buf][i]);
+                        }
+                    }
+#pragma unroll
+                    for (int o = TPR / 2; o >= 1; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+                    e[q] = flamia_block_exponent_ceil_fast(m);
+                    if (c == 0 && r < n) p.exps[ti][(size_t)(a + r) * H + h] = (int8_t)e[q];
                 }
             }
 
@@ -285,14 +297,26 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
                 const int r = r0 + q * RP;
                 if (r >= n) continue;
                 const int ex = e[q];
+                float xin[8];
+                if (HAD && rotate) {
+#pragma unroll
+                    for (int j = 0; j < 8; j++) xin[j] = x[HAD ? q : 0][j];
+                } else {
+                    const uint32_t wv[4] = {cur[q].x, cur[q].y, cur[q].z, cur[q].w};
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        xin[2 * j] = __uint_as_float(wv[j] << 16);
+                        xin[2 * j + 1] = __uint_as_float(wv[j] & 0xffff0000u);
+                    }
+                }
                 float y[8];
                 if (ex <= 126) {
                     const float sc = flamia_pow2f(-ex);
 #pragma unroll
-                    for (int j = 0; j < 8; j++) y[j] = __fmul_rn(x[q][j], sc);
+                    for (int j = 0; j < 8; j++) y[j] = __fmul_rn(xin[j], sc);
                 } else {
 #pragma unroll
-                    for (int j = 0; j < 8; j++) y[j] = flamia_ldexpf(x[q][j], -ex);
+                    for (int j = 0; j < 8; j++) y[j] = flamia_ldexpf(xin[j], -ex);
                 }
                 const uint32_t lo = flamia_cvt_e4m3x2(y[0], y[1]) | (flamia_cvt_e4m3x2(y[2], y[3]) << 16);
                 const uint32_t hi = flamia_cvt_e4m3x2(y[4], y[5]) | (flamia_cvt_e4m3x2(y[6], y[7]) << 16);
@@ -323,7 +347,8 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
                         if (i < pad) p.vt[((size_t)h * D + d) * p.t_pad + T + i] = 0;
                     }
             }
-            if (GRAN != 1 || is_v) __syncthreads(); /* shared tiles are reused by the next slot */
+            /* GRAN 1: the next V slot rewrites the tile. GRAN 32: its s_amax barrier orders that. */
+            if (GRAN == 1 && is_v) __syncthreads();
         }
     }
 
@@ -336,8 +361,9 @@ __global__ void __launch_bounds__(kThreads, 3) quantize_kernel(const QuantParams
 template <int D, int GRAN, bool FP8>
 cudaError_t launch(const QuantParams &qp, dim3 grid, cudaStream_t stream) {
     void *args[] = {const_cast<QuantParams *>(&qp)};
-    return cudaLaunchKernel((const void *)quantize_kernel<D, GRAN, FP8>, grid, dim3(kThreads), args, 0,
-                            stream);
+    const void *fn = qp.hadamard ? (const void *)quantize_kernel<D, GRAN, FP8, true>
+                                 : (const void *)quantize_kernel<D, GRAN, FP8, false>;
+    return cudaLaunchKernel(fn, grid, dim3(kThreads), args, 0, stream);
 }
 
 template <int D>

@@ -27,7 +27,7 @@ __device__ __forceinline__ uint32_t flamia_cvt_e4m3x2(float a, float b) {
 __device__ __forceinline__ int flamia_block_exponent_ceil_fast(float amax) {
     const uint32_t u = __float_as_uint(amax);
     const uint32_t be = u >> 23;
-    if (be - 1u < 254u) {
+    if (be - 1u < 254u && amax <= 3.4e38f) { /* the header treats amax > 3.4e38 as overflow */
         const int e = (int)be - 135 + ((u & 0x7fffffu) > 0x600000u ? 1 : 0);
         return e < -127 ? -127 : e;
     }
