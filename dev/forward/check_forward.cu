@@ -73,7 +73,9 @@ int main(int argc, char **argv) {
     enum flamia_sm90_kind kind = !strcmp(kind_s, "bf16")    ? FLAMIA_SM90_BF16
                                  : !strcmp(kind_s, "mxfp8") ? FLAMIA_SM90_MXFP8
                                                             : FLAMIA_SM90_MXFP8_EXACT;
-    if (getenv("BV_SWAP")) flamia_fwd_debug_bv_swap = 1;
+#ifdef FWD_HAS_PINGPONG
+    if (getenv("PINGPONG")) flamia_fwd_pingpong = atoi(getenv("PINGPONG"));
+#endif
 
     /* ---- layout */
     std::vector<int32_t> cu(1, 0);
@@ -104,6 +106,9 @@ int main(int argc, char **argv) {
     /* ---- inputs: BF16 values, per-token magnitude spread, outlier K channels */
     const size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
     std::vector<float> q(nq), k(nk), v(nk);
+    /* logit scale: QSCALE (default 1) times a per-token spread 2^[-SPREAD, SPREAD] (default 1) */
+    const double qscale = getenv("QSCALE") ? atof(getenv("QSCALE")) : 1.0;
+    const double spread = getenv("SPREAD") ? atof(getenv("SPREAD")) : 1.0;
     auto fill = [&](std::vector<float> &x, int H, double base, uint64_t salt) {
 #pragma omp parallel for schedule(static)
         for (long t = 0; t < (long)T * H; t++) {
@@ -114,7 +119,7 @@ int main(int argc, char **argv) {
                 z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
                 return ((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0);
             };
-            const double sc = base * exp2(2.0 * (nx() - 0.5) * 2.0); /* 2^[-2, 2] per token */
+            const double sc = base * exp2(2.0 * (nx() - 0.5) * spread); /* 2^[-spread, spread] per token */
             for (int d = 0; d < D; d += 2) {
                 const double u = nx() + 1e-300, w = nx(), r = sqrt(-2 * log(u));
                 x[t * D + d] = (float)(r * cos(6.283185307179586 * w) * sc);
@@ -122,12 +127,18 @@ int main(int argc, char **argv) {
             }
         }
     };
-    fill(q, Hq, 1.5, 1);
+    fill(q, Hq, qscale, 1);
     fill(k, Hkv, 1.0, 2);
     fill(v, Hkv, 1.0, 3);
     for (int o = 0; o < 3; o++) {
         const int ch = (int)(runif() * D);
         for (size_t t = 0; t < (size_t)T * Hkv; t++) k[t * D + ch] *= 8.0f;
+    }
+    if (getenv("VPAT")) { /* debug: V = 1 (ones) | d/64 (dcol) | (t mod 7)/4 (trow) */
+        const char *vp = getenv("VPAT");
+        for (size_t t = 0; t < (size_t)T * Hkv; t++)
+            for (int d = 0; d < D; d++)
+                v[t * D + d] = !strcmp(vp, "ones") ? 1.f : !strcmp(vp, "dcol") ? d / 64.f : (float)((t / Hkv) % 7) / 4.f;
     }
     for (auto *x : {&q, &k, &v}) {
         float *xp = x->data();

@@ -41,6 +41,7 @@ out.append("#ifndef FLAMIA_FORWARD_WGMMA_CUH\n#define FLAMIA_FORWARD_WGMMA_CUH\n
 out.append(fn("wgmma_e4m3_ss", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", False, "1, 1", None))
 out.append(fn("wgmma_e4m3_rs", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", True, "1, 1", None))
 out.append(fn("wgmma_bf16_ss", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", False, "1, 1, 0, 0", None))
+out.append(fn("wgmma_bf16_rs", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", True, "1, 1, 0", None))
 out.append(fn("wgmma_bf16_rs_tb", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", True, "1, 1, 1", None))
 out.append("#endif")
 open("kernels/sm90/forward_wgmma.cuh", "w").write("\n\n".join(out) + "\n")
