@@ -29,6 +29,7 @@ static void usage(const xp_opts *d) {
 
 int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("accuracy");
+    o.backends_supported = 3; /* cpu and cuda */
     o.workloads = "4x4096,16x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,logu-64k,gqa-16x1024";
     o.scale = 1.0 / 16;
     xp_opts defaults = o;
@@ -51,6 +52,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (xp_opts_finish(&o)) return 2;
+    if (!o.recipes && !strcmp(o.backend, "cuda")) o.recipes = "bf16,mxfp8,mxfp8-exact"; /* the GPU's recipes */
 
     int nw, nr;
     char **wl = xp_split_list(o.workloads, &nw);
@@ -113,7 +115,7 @@ int main(int argc, char **argv) {
             flamia_recipe rc;
             flamia_recipe_preset(rl[ri], &rc);
             double t0 = xp_now();
-            if (xp_run_ref(&rc, w, &in, &r)) return 1;
+            if (xp_run(&o, &rc, w, &in, &r) < 0) return 1;
             double sec = xp_now() - t0;
             const float *a[4] = {r.o, r.dq, r.dk, r.dv};
             const double *b[4] = {g.o, g.dq, g.dk, g.dv};

@@ -331,7 +331,7 @@ xp_out *xp_out_open(const xp_opts *o, int argc, char **argv) {
     xp_out_attr_s(f, "gpu_name", gpu);
     xp_out_attr_s(f, "gpu_driver", drv);
     xp_out_attr_s(f, "device_name", !strcmp(o->backend, "cuda") ? gpu : cpu);
-    xp_out_attr_s(f, "cuda_runtime", "n/a");
+    xp_out_attr_s(f, "cuda_runtime", !strcmp(o->backend, "cuda") ? xp_cuda_runtime() : "n/a");
     xp_out_attr_i(f, "cpu_cores", sysconf(_SC_NPROCESSORS_ONLN));
     xp_utc_now(b2, sizeof b2);
     xp_out_attr_s(f, "utc_time", b2);

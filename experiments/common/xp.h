@@ -157,6 +157,11 @@ int xp_result_alloc(xp_result *r, const xp_workload *w);
 void xp_result_free(xp_result *r);
 /* forward + backward_ex with the CPU reference; prints flamia_last_error on failure */
 int xp_run_ref(const flamia_recipe *rc, const xp_workload *w, const xp_inputs *in, xp_result *out);
+/* forward + backward on the backend the options name: cpu = xp_run_ref; cuda = BF16
+ * inputs through flamia_cuda_quantize/forward/backward (common/cuda_run.c). Returns 0,
+ * 1 when the backend could run the forward only (dq, dk, dv set to NaN), -1 on error. */
+int xp_run(const xp_opts *o, const flamia_recipe *rc, const xp_workload *w, const xp_inputs *in, xp_result *out);
+const char *xp_cuda_runtime(void); /* CUDA runtime/driver versions, or "n/a ..." */
 typedef struct {
     size_t nq, nkv;
     double *o, *lse, *dq, *dk, *dv;

@@ -104,6 +104,7 @@ static void usage(const xp_opts *d) {
 
 int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("leak_probe");
+    o.backends_supported = 3; /* cpu and cuda */
     o.workloads = "160+96+45+130+33";
     xp_opts defaults = o;
     int trials = 3, cross = 1, kind_on[NKINDS] = {1, 1, 1, 1};
@@ -148,6 +149,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (xp_opts_finish(&o)) return 2;
+    if (!o.recipes && !strcmp(o.backend, "cuda")) o.recipes = "bf16,mxfp8,mxfp8-exact"; /* the GPU's recipes */
 
     int nw, nr, nk = 0;
     char **wl = xp_split_list(o.workloads, &nw);
@@ -252,7 +254,7 @@ int main(int argc, char **argv) {
             xp_result r0, r1;
             xp_result_alloc(&r0, w);
             xp_result_alloc(&r1, w);
-            if (xp_run_ref(&rc, w, &base, &r0)) return 1;
+            if (xp_run(&o, &rc, w, &base, &r0) < 0) return 1;
             snprintf(what, sizeof what, "%s %s baseline", w->name, rl[ri]);
             xp_progress_step(&pr, what);
             for (int k = 0; k < NKINDS; k++) {
@@ -269,7 +271,7 @@ int main(int argc, char **argv) {
                     perturb_tensor(p.k, Hkv, D, dr, t, k, ch, &prng);
                     perturb_tensor(p.v, Hkv, D, dr, t, k, ch, &prng);
                     perturb_tensor(p.dout, Hq, D, dr, t, k, ch, &prng);
-                    int bad = xp_run_ref(&rc, w, &p, &r1);
+                    int bad = xp_run(&o, &rc, w, &p, &r1) < 0;
                     int a = dr.start, b = dr.start + t;
                     xp_row_begin(pt);
                     xp_set_s(pt, "workload", w->name);
@@ -307,7 +309,7 @@ int main(int argc, char **argv) {
                     p.k[i] *= factor;
                     p.v[i] *= factor;
                 }
-                int bad = xp_run_ref(&rc, w, &p, &r1);
+                int bad = xp_run(&o, &rc, w, &p, &r1) < 0;
                 xp_row_begin(cd);
                 xp_set_s(cd, "workload", w->name);
                 xp_set_s(cd, "recipe", rl[ri]);

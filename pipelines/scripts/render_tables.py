@@ -199,7 +199,11 @@ def ds_underflow(args, cfg, inputs):
     for r in rules:
         xs = by(t, rule=r)
         mean = lambda k: sum(x[k] for x in xs) / len(xs)  # noqa: E731
-        m = meaning.get(r, "fixed exponent %s" % r.split(":")[-1] if r.startswith("fixed") else r)
+        if r.startswith("fixed:"):
+            e = int(r.split(":")[1])
+            m = "fixed scale 2^%d (flushes below 2^%d, clamps above %g)" % (e, e - 10, 448 * 2.0 ** e)
+        else:
+            m = meaning.get(r, r)
         rows.append([r, m] + [fmt_pct(by(xs, workload=w)[0]["zero_rate"]) for w in wls]
                     + [fmt_fix(mean("ds_norm_err"), 4), fmt_fix(mean("cos_dq"), 5), fmt_fix(mean("cos_dk"), 5)])
     caption = ("dS underflow ablation: the mxfp8 recipe with its dS exponent rule replaced. Zero rate = "
