@@ -117,7 +117,12 @@ def table_b(args, cfg, inputs):
                "block max; extreme: every later position set to +-1e9 (finite). 0 means bit-identical. Packed layout %s. %s"
                % (trials, plain.meta.get("workloads", "?"), plain.provenance()))
     notes = ["Paper numbers are the peers' B200 measurements (PAPER.md Table B), quoted for comparison; "
-             "our rows are CPU-reference emulations of the scaling rules, not the peers' kernels."]
+             "our rows are CPU-reference emulations of the scaling rules, not the peers' kernels.",
+             "Why mxfp8's worst row is ~1e-3 and not ~1e-6: a block exponent that rises by one re-rounds only "
+             "the block's E4M3-subnormal elements (docs/numerics.md), but the resulting tiny score change can "
+             "move one P code across an E4M3 rounding boundary (one step = 6-12% of that probability), and "
+             "the BF16 output then flips in many elements of that row. The Frobenius column gives the size "
+             "over all earlier rows."]
     if outl:
         notes.append("Outlier-K column: %s" % outl.provenance())
     write_table(args.md, args.tex, "Table B - causal leak probe", caption, header, rows, notes, "tab:leak")
