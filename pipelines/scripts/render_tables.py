@@ -31,6 +31,12 @@ def tex_escape(s):
             out.append("\\textasciicircum{}")
         elif ch == "\\":
             out.append("\\textbackslash{}")
+        elif ch == "<":
+            out.append("\\textless{}")
+        elif ch == ">":
+            out.append("\\textgreater{}")
+        elif ch == "`":
+            out.append("\\textasciigrave{}")
         else:
             out.append(ch)
     return "".join(out)
