@@ -135,14 +135,15 @@ int main(int argc, char **argv) {
     const size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
     std::vector<float> q(nq), k(nk), v(nk), dout(nq);
     auto fill = [&](std::vector<float> &x, double base, uint64_t salt) {
-        uint64_t st = salt * 0x9E3779B97F4A7C15ull ^ rng_s;
-        auto nx = [&]() {
-            uint64_t z = (st += 0x9E3779B97F4A7C15ull);
-            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-            return ((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0);
-        };
-        for (size_t r = 0; r < x.size() / D; r++) {
+#pragma omp parallel for schedule(static)
+        for (long r = 0; r < (long)(x.size() / D); r++) {
+            uint64_t st = salt * 0x9E3779B97F4A7C15ull ^ rng_s ^ ((uint64_t)r * 0xD1B54A32D192ED03ull);
+            auto nx = [&]() {
+                uint64_t z = (st += 0x9E3779B97F4A7C15ull);
+                z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+                z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+                return ((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0);
+            };
             const double sc = base * exp2(2.0 * (nx() - 0.5));
             for (int d = 0; d < D; d += 2) {
                 const double u = nx() + 1e-300, w = nx(), rr = sqrt(-2 * log(u));
@@ -161,7 +162,8 @@ int main(int argc, char **argv) {
     }
     auto to_bf16 = [](const std::vector<float> &x) {
         std::vector<uint16_t> b(x.size());
-        for (size_t i = 0; i < x.size(); i++) b[i] = flamia_bf16_bits(x[i]);
+#pragma omp parallel for
+        for (long i = 0; i < (long)x.size(); i++) b[i] = flamia_bf16_bits(x[i]);
         return b;
     };
 
@@ -209,53 +211,105 @@ int main(int argc, char **argv) {
     CK(cudaMemset(d_dk, 0xFF, nk * 2));
     CK(cudaMemset(d_dv, 0xFF, nk * 2));
     P.cu_seqlens = d_cu;
-    CK(flamia_sm90_quantize(&P, d_q, d_k, d_v, d_ws, 0));
-    CK(flamia_sm90_forward(&P, d_ws, d_o, d_lse, 0));
-    CK(cudaDeviceSynchronize());
-    /* The backward reads the forward's final frames m_i (row_frame). Check them against
-     * the definition, m_i = ceil(max_j s_ij * c) over the row's valid keys, computed here
-     * from the quantized operands the GPU holds; a mismatch is the forward's, reported and
-     * replaced by the definition so that the backward is tested on its own. */
+    flamia_recipe rec;
+    flamia_recipe_preset(preset, &rec);
+    flamia_shape sh;
+    memset(&sh, 0, sizeof sh);
+    sh.total_tokens = T;
+    sh.num_docs = ndocs;
+    sh.cu_seqlens = cu.data();
+    sh.heads_q = Hq;
+    sh.heads_kv = Hkv;
+    sh.head_dim = D;
+    sh.causal = causal;
+    sh.softmax_scale = P.softmax_scale;
+    sh.max_seqlen = maxlen;
     long frame_mis = 0;
-    if (strcmp(check, "none")) {
-        std::vector<float> qd(nq), kd(nk), fr((size_t)T * Hq);
-        if (kind == FLAMIA_SM90_BF16) {
-            qd = q;
-            kd = k;
-        } else {
-            std::vector<uint8_t> qc(nq), kc(nk);
-            std::vector<int8_t> qe((size_t)T * Hq), ke((size_t)T * Hkv);
-            CK(cudaMemcpy(qc.data(), d_ws + L.q_codes, nq, cudaMemcpyDeviceToHost));
-            CK(cudaMemcpy(kc.data(), d_ws + L.k_codes, nk, cudaMemcpyDeviceToHost));
-            CK(cudaMemcpy(qe.data(), d_ws + L.q_exp, qe.size(), cudaMemcpyDeviceToHost));
-            CK(cudaMemcpy(ke.data(), d_ws + L.k_exp, ke.size(), cudaMemcpyDeviceToHost));
-            for (size_t i = 0; i < nq; i++) qd[i] = flamia_e4m3_dequant(qc[i], qe[i / D]);
-            for (size_t i = 0; i < nk; i++) kd[i] = flamia_e4m3_dequant(kc[i], ke[i / D]);
-        }
-        CK(cudaMemcpy(fr.data(), d_ws + L.row_frame, fr.size() * 4, cudaMemcpyDeviceToHost));
-        const float c = P.softmax_scale * 1.44269504088896341f;
-        const int group = Hq / Hkv;
-        for (int d = 0; d < ndocs; d++)
-            for (int i = cu[d]; i < cu[d + 1]; i++)
-                for (int h = 0; h < Hq; h++) {
-                    const int jend = causal ? i + 1 : cu[d + 1];
-                    float smax = -INFINITY;
-                    for (int j = cu[d]; j < jend; j++) {
-                        double a = 0;
-                        for (int e = 0; e < D; e++)
-                            a += (double)qd[((size_t)i * Hq + h) * D + e] * kd[((size_t)j * Hkv + h / group) * D + e];
-                        smax = fmaxf(smax, (float)a);
-                    }
-                    const float m = ceilf(smax * c);
-                    float &g = fr[(size_t)i * Hq + h];
-                    if (g != m) {
-                        if (frame_mis < 5)
-                            fprintf(stderr, "  forward frame mismatch token %d head %d: gpu %g def %g\n", i, h, g, m);
-                        frame_mis++;
-                        g = m;
+    const bool full = !strcmp(check, "full");
+    if (!full || getenv("GPU_FWD")) {
+        /* the library's quantize and forward fill the workspace (timing runs) */
+        CK(flamia_sm90_quantize(&P, d_q, d_k, d_v, d_ws, 0));
+        CK(flamia_sm90_forward(&P, d_ws, d_o, d_lse, 0));
+        CK(cudaDeviceSynchronize());
+    } else {
+        /* correctness runs do not depend on the other kernels: the workspace image is
+         * quantized here with the shared formats (numerics.md 2), O and lse come from
+         * flamia_ref_forward, the final frames from their definition
+         * m_i = ceil(max_j s_ij c) over the row's valid keys (numerics.md 3.2). */
+        std::vector<uint8_t> ws(L.total, 0);
+        std::vector<float> qd(nq), kd(nk);
+        auto quant = [&](const std::vector<float> &x, int H, size_t codes_off, size_t exp_off, size_t bf_off,
+                         std::vector<float> *xd) {
+            uint8_t *codes = ws.data() + codes_off;
+            int8_t *ex = (int8_t *)(ws.data() + exp_off);
+            uint16_t *bf = (uint16_t *)(ws.data() + bf_off);
+            for (size_t i = 0; i < (size_t)T * H * D; i++) bf[i] = flamia_bf16_bits(x[i]);
+            if (kind == FLAMIA_SM90_BF16) {
+                if (xd) *xd = x;
+                return;
+            }
+            const int blk = kind == FLAMIA_SM90_MXFP8 ? 32 : 1;
+#pragma omp parallel for schedule(dynamic, 1)
+            for (int d = 0; d < ndocs; d++)
+                for (int t0 = cu[d]; t0 < cu[d + 1]; t0 += blk) {
+                    const int t1 = std::min(t0 + blk, (int)cu[d + 1]);
+                    for (int h = 0; h < H; h++) {
+                        float amax = 0;
+                        for (int t = t0; t < t1; t++)
+                            for (int e = 0; e < D; e++) amax = fmaxf(amax, fabsf(x[((size_t)t * H + h) * D + e]));
+                        const int E = flamia_fmt_block_exponent(amax, 0);
+                        for (int t = t0; t < t1; t++) {
+                            ex[(size_t)t * H + h] = (int8_t)E;
+                            for (int e = 0; e < D; e++) {
+                                const size_t i = ((size_t)t * H + h) * D + e;
+                                codes[i] = flamia_e4m3_quant(x[i], E);
+                                if (xd) (*xd)[i] = flamia_e4m3_dequant(codes[i], E);
+                            }
+                        }
                     }
                 }
-        if (frame_mis) CK(cudaMemcpy(d_ws + L.row_frame, fr.data(), fr.size() * 4, cudaMemcpyHostToDevice));
+        };
+        quant(q, Hq, L.q_codes, L.q_exp, L.q_bf16, &qd);
+        quant(k, Hkv, L.k_codes, L.k_exp, L.k_bf16, &kd);
+        quant(v, Hkv, L.v_codes, L.v_exp, L.v_bf16, nullptr);
+        if (kind != FLAMIA_SM90_BF16) {
+            const uint8_t *vc = ws.data() + L.v_codes;
+            uint8_t *vt = ws.data() + L.vt_codes;
+            for (int h = 0; h < Hkv; h++)
+                for (int e = 0; e < D; e++)
+                    for (int t = 0; t < T; t++) vt[((size_t)h * D + e) * L.t_pad + t] = vc[((size_t)t * Hkv + h) * D + e];
+        }
+        std::vector<float> o(nq), lse_h((size_t)T * Hq), fr((size_t)T * Hq);
+        if (flamia_ref_forward(&rec, &sh, q.data(), k.data(), v.data(), o.data(), lse_h.data())) {
+            fprintf(stderr, "reference forward failed: %s\n", flamia_last_error());
+            return 2;
+        }
+        const float c = P.softmax_scale * 1.44269504088896341f;
+        const int group = Hq / Hkv;
+#pragma omp parallel for schedule(dynamic, 16)
+        for (int i = 0; i < T; i++)
+            for (int h = 0; h < Hq; h++) {
+                const int d = (int)(std::upper_bound(cu.begin(), cu.end(), i) - cu.begin()) - 1;
+                const int jend = causal ? i + 1 : cu[d + 1];
+                float smax = -INFINITY;
+                for (int j = cu[d]; j < jend; j++) {
+                    double a = 0;
+                    for (int e = 0; e < D; e++)
+                        a += (double)qd[((size_t)i * Hq + h) * D + e] * kd[((size_t)j * Hkv + h / group) * D + e];
+                    smax = fmaxf(smax, (float)a);
+                }
+                fr[(size_t)i * Hq + h] = ceilf(smax * c);
+            }
+        memcpy(ws.data() + L.row_frame, fr.data(), fr.size() * 4);
+        memset(ws.data() + L.err_flag, 0, 4);
+        CK(cudaMemcpy(d_ws, ws.data(), L.total, cudaMemcpyHostToDevice));
+        /* regions the backward writes itself stay poisoned */
+        CK(cudaMemset(d_ws + L.qt_codes, 0xFF, L.dq_accum - L.qt_codes));
+        CK(cudaMemset(d_ws + L.dq_accum, 0xFF, L.total - L.dq_accum));
+        std::vector<uint16_t> ob(nq);
+        for (size_t i = 0; i < nq; i++) ob[i] = flamia_bf16_bits(o[i]);
+        CK(cudaMemcpy(d_o, ob.data(), nq * 2, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(d_lse, lse_h.data(), lse_h.size() * 4, cudaMemcpyHostToDevice));
     }
     CK(flamia_sm90_backward(&P, d_ws, d_o, d_lse, d_do, d_dq, d_dk, d_dv, 0));
     CK(cudaDeviceSynchronize());
@@ -274,20 +328,7 @@ int main(int argc, char **argv) {
 
     int ok = unwritten == 0 && err_flag == 0;
     Cmp cq = {0, 0, 0, -1, 0}, ck = cq, cv = cq;
-    if (!strcmp(check, "full")) {
-        flamia_recipe rec;
-        flamia_recipe_preset(preset, &rec);
-        flamia_shape sh;
-        memset(&sh, 0, sizeof sh);
-        sh.total_tokens = T;
-        sh.num_docs = ndocs;
-        sh.cu_seqlens = cu.data();
-        sh.heads_q = Hq;
-        sh.heads_kv = Hkv;
-        sh.head_dim = D;
-        sh.causal = causal;
-        sh.softmax_scale = P.softmax_scale;
-        sh.max_seqlen = maxlen;
+    if (full) {
         std::vector<float> o(nq), rq(nq), rk(nk), rv(nk);
         for (size_t i = 0; i < nq; i++) o[i] = flamia_bf16_value(ob[i]);
         flamia_ref_stats st;
@@ -337,7 +378,8 @@ int main(int argc, char **argv) {
                "dV %.1e",
                cq.rel, cq.maxrel, cq.cos, ck.rel, ck.maxrel, ck.cos, cv.rel, cv.maxrel, cv.cos, cq.rel64, ck.rel64,
                cv.rel64);
-    printf(" | fwd-frame-mismatch=%ld unwritten=%ld err=%d %s", frame_mis, unwritten, err_flag, strcmp(check, "none") ? (ok ? "PASS" : "FAIL") : (ok ? "written" : "FAIL"));
+    (void)frame_mis;
+    printf(" | unwritten=%ld err=%d %s", unwritten, err_flag, strcmp(check, "none") ? (ok ? "PASS" : "FAIL") : (ok ? "written" : "FAIL"));
     if (reps > 0) printf(" | bwd %.3f ms %.1f TFLOP/s", ms, bwd_flops / ms / 1e9);
     printf("\n");
     return ok ? 0 : 1;

@@ -526,21 +526,29 @@ __device__ __forceinline__ int perm_row(int c) {
     return (b << 5) | ((j >> 1) << 4) | (t << 2) | ((j & 1) << 1) | e;
 }
 
+/* 2^e built from the bits, branch-free: 0 for e <= -127 (FP32 subnormal factors only
+ * ever scale values whose E4M3 code is 0 anyway), e <= 127 by construction. */
+__device__ __forceinline__ float pow2b(int e) { return __int_as_float(min(max(e + 127, 0), 254) << 23); }
+
 struct SmemF {
     static constexpr int kTile = 128 * 128;
     static constexpr int kK = 0, kV = kK + kTile, kKt = kV + kTile;
-    static constexpr int kQ = kKt + kTile, kDO = kQ + kTile, kQt = kDO + kTile, kDOt = kQt + kTile;
-    static constexpr int kDS = kDOt + kTile;                 /* 2 x [64][128] */
-    static constexpr int kRow = kDS + kTile;                 /* per query of the tile: */
-    /* float m, norm, delta, crow, dof, pvf ; int eq : 7 x 128 x 4 */
-    static constexpr int kAmax = kRow + 7 * 128 * 4;         /* uint [4][64] */
+    static constexpr int kBuf = kKt + kTile;                 /* 2 x {Q, dO, Q^T, dO^T} */
+    static constexpr int kQ = 0, kDO = kTile, kQt = 2 * kTile, kDOt = 3 * kTile, kBufBytes = 4 * kTile;
+    static constexpr int kDS = kBuf + 2 * kBufBytes;         /* 2 x [64][128] dS codes (dQ operand) */
+    static constexpr int kRow = kDS + kTile;                 /* 2 x per query of the tile (natural order): */
+    /* float crow, m, norm*2^-8, delta, 2^eDO, pvf; int qlim, eq : 8 x 128 x 4 */
+    static constexpr int kRowBytes = 8 * 128 * 4;
+    static constexpr int kAmax = kRow + 2 * kRowBytes;       /* uint [4][64] */
     static constexpr int kEds = kAmax + 4 * 64 * 4;          /* int [4][64] */
-    static constexpr int kFk = kEds + 4 * 64 * 4;            /* int [4] (+pad) */
-    static constexpr int kFq = kFk + 16 * 4;                 /* int [64] */
-    static constexpr int kEKp = kFq + 64 * 4;                /* int [128] */
+    static constexpr int kInv = kEds + 4 * 64 * 4;           /* float [4][64]: 2^-eDS */
+    static constexpr int kScQ = kInv + 4 * 64 * 4;           /* float [4][64]: 2^(eDS - Fq) */
+    static constexpr int kFk = kScQ + 4 * 64 * 4;            /* int [4] (+pad) */
+    static constexpr int kDqs = kFk + 16 * 4;                /* float [64]: scale 2^Fq */
+    static constexpr int kEKp = kDqs + 64 * 4;               /* int [128] */
     static constexpr int kMisc = kEKp + 128 * 4;             /* int [8] */
-    static constexpr int kBar = kMisc + 8 * 4;               /* uint64 [2] */
-    static constexpr int kBytes = kBar + 16 + 1024;
+    static constexpr int kBar = kMisc + 8 * 4;               /* uint64 [3] */
+    static constexpr int kBytes = kBar + 32 + 1024;
 };
 
 template <int KIND> /* 1 mxfp8, 2 mxfp8-exact */
@@ -548,13 +556,14 @@ __global__ void __launch_bounds__(256, 1)
     bwd_main_fp8(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_dot,
                  const __grid_constant__ CUtensorMap tm_kt, const MainParams p) {
     using SM = SmemF;
-    extern __shared__ uint8_t smem_raw[];
-    uint8_t *smem = (uint8_t *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-    float *sRm = (float *)(smem + SM::kRow), *sRnorm = sRm + 128, *sRdel = sRnorm + 128, *sRc = sRdel + 128,
-          *sRdof = sRc + 128, *sRpvf = sRdof + 128;
-    int *sReq = (int *)(sRpvf + 128);
+    constexpr int NOEXP = -1000;
+    extern __shared__ __align__(1024) uint8_t smem_raw[];
+    /* 1024-byte alignment by pointer arithmetic on the shared array itself (keeps the
+     * shared state space visible to the compiler: LDS/STS/ATOMS, not generic accesses) */
+    uint8_t *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
     unsigned *sAmax = (unsigned *)(smem + SM::kAmax);
-    int *sEds = (int *)(smem + SM::kEds), *sFk = (int *)(smem + SM::kFk), *sFq = (int *)(smem + SM::kFq);
+    int *sEds = (int *)(smem + SM::kEds), *sFk = (int *)(smem + SM::kFk);
+    float *sInv = (float *)(smem + SM::kInv), *sScQ = (float *)(smem + SM::kScQ), *sDqs = (float *)(smem + SM::kDqs);
     int *sEKp = (int *)(smem + SM::kEKp), *sMisc = (int *)(smem + SM::kMisc);
     uint64_t *sBar = (uint64_t *)(smem + SM::kBar);
 
@@ -563,15 +572,16 @@ __global__ void __launch_bounds__(256, 1)
     const int k0 = n * 128; /* doc-local first key of the tile */
     if (k0 >= len) return;
     const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
-    const int g = lane >> 2, tq = lane & 3;
+    const int g = lane >> 2, tq = lane & 3, tq4 = 4 * tq;
     const int rloc[2] = {wg * 64 + wq * 16 + g, wg * 64 + wq * 16 + g + 8}; /* tile-local keys of my rows */
     const int kbl = wg * 2 + (wq >> 1);                                      /* my rows' 32-key block */
+    const int mt0 = p.causal ? n : 0, nqt = (len + 127) / 128, per_head = nqt - mt0;
+    const int nit = per_head * p.group;
 
     /* ---- prologue: K, V (natural order) by cp.async; K^T by TMA; key constants */
     if (tid == 0) {
-        mbar_init(smem_u32(&sBar[0]), 1);
-        mbar_init(smem_u32(&sBar[1]), 1);
-        sMisc[0] = -1000;
+        for (int b = 0; b < 3; b++) mbar_init(smem_u32(&sBar[b]), 1);
+        sMisc[0] = NOEXP;
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
@@ -586,27 +596,28 @@ __global__ void __launch_bounds__(256, 1)
     }
     cp_async_commit();
     if (tid == 0) {
-        const uint32_t bar = smem_u32(&sBar[0]);
+        const uint32_t bar = smem_u32(&sBar[2]);
         mbar_expect_tx(bar, 128 * 128);
         tma_load_3d(smem_u32(smem + SM::kKt), &tm_kt, ds + k0, 0, hk, bar);
     }
-    float kf[2], vf[2];
-    int ek[2];
+    float kf[2], vf[2], ekf[2];
+    int jkv[2];
 #pragma unroll
     for (int hh = 0; hh < 2; hh++) {
         const int j = k0 + rloc[hh];
-        ek[hh] = 0;
-        kf[hh] = vf[hh] = 0.f;
+        kf[hh] = vf[hh] = ekf[hh] = 0.f;
+        jkv[hh] = 0x7fffffff; /* never <= a query limit */
         if (j < len) {
             const size_t r = (size_t)(ds + j) * p.Hkv + hk;
-            ek[hh] = p.ke[r];
-            kf[hh] = flamia_pow2f(ek[hh]);
+            const int ek = p.ke[r];
+            kf[hh] = ekf[hh] = flamia_pow2f(ek);
             vf[hh] = flamia_pow2f(p.ve[r]);
+            jkv[hh] = j;
         }
     }
     if (tid < 128) { /* prefix max of eK inside each 32-key block (valid keys only) */
         const int j = k0 + tid;
-        int x = j < len ? (int)p.ke[(size_t)(ds + j) * p.Hkv + hk] : -1000;
+        int x = j < len ? (int)p.ke[(size_t)(ds + j) * p.Hkv + hk] : NOEXP;
 #pragma unroll
         for (int o = 1; o < 32; o <<= 1) {
             const int y = __shfl_up_sync(0xffffffffu, x, o);
@@ -615,8 +626,8 @@ __global__ void __launch_bounds__(256, 1)
         sEKp[tid] = x;
     }
     { /* G = max eDO over the queries this key tile meets, all heads of the group */
-        const int qs = p.causal ? k0 : 0;
-        int mx = -1000;
+        const int qs = mt0 * 128;
+        int mx = NOEXP;
         for (int x = tid; x < (len - qs) * p.group; x += 256) {
             const int qi = qs + x / p.group, h = hk * p.group + x % p.group;
             mx = max(mx, (int)p.doe[(size_t)(ds + qi) * p.Hq + h]);
@@ -628,262 +639,281 @@ __global__ void __launch_bounds__(256, 1)
     __syncthreads();
     const int G = sMisc[0];
 
+    /* loads of query tile `it` (head, tile) into buffer it & 1: Q, dO rows permuted
+     * (row c holds query perm_row(c)) by cp.async, Q^T and dO^T by TMA, row constants */
+    auto load_tile = [&](int it) {
+        const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
+        uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int ch = tid + i * 256, c = ch >> 3, q = ch & 7;
+            const int tok = ds + q0 + perm_row(c);
+            const bool ok = tok < p.T;
+            const size_t off = ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 16;
+            cp_async16(smem_u32(buf + SM::kQ + sw128(c, q)), p.q8 + off, ok);
+            cp_async16(smem_u32(buf + SM::kDO + sw128(c, q)), p.do8 + off, ok);
+        }
+        if (tid == 0) {
+            const uint32_t bar = smem_u32(&sBar[b]);
+            mbar_expect_tx(bar, 2 * 128 * 128);
+            tma_load_3d(smem_u32(buf + SM::kQt), &tm_qt, ds + q0, 0, h, bar);
+            tma_load_3d(smem_u32(buf + SM::kDOt), &tm_dot, ds + q0, 0, h, bar);
+        }
+        if (tid < 128) {
+            float *row = (float *)(smem + SM::kRow + b * SM::kRowBytes);
+            const int i = q0 + tid;
+            float cr = 0.f, m = 0.f, nr = 0.f, dl = 0.f, dof = 0.f, pvf = 0.f;
+            int qlim = -1, eq = NOEXP;
+            if (i < len) {
+                const size_t r = (size_t)(ds + i) * p.Hq + h;
+                m = p.row_frame[r];
+                nr = (float)exp2((double)m - (double)p.lse[r] / kLn2) * 0.00390625f;
+                dl = p.delta[r];
+                eq = p.qe[r];
+                cr = p.c * flamia_pow2f(eq);
+                const int edo = p.doe[r];
+                dof = flamia_pow2f(edo);
+                pvf = pow2z(8 + edo - G);
+                qlim = p.causal ? i : len - 1;
+            }
+            row[tid] = cr;
+            row[128 + tid] = m;
+            row[256 + tid] = nr;
+            row[384 + tid] = dl;
+            row[512 + tid] = dof;
+            row[640 + tid] = pvf;
+            ((int *)row)[768 + tid] = qlim;
+            ((int *)row)[896 + tid] = eq;
+        }
+    };
+
     float dkacc[64], dvacc[64];
 #pragma unroll
     for (int i = 0; i < 64; i++) dkacc[i] = dvacc[i] = 0.f;
-    int Frun = -1000; /* dK accumulator unit: 2^Frun */
+    int Frun = NOEXP; /* dK accumulator unit: 2^Frun */
 
     const uint32_t aK = smem_u32(smem + SM::kK), aV = smem_u32(smem + SM::kV), aKt = smem_u32(smem + SM::kKt);
-    const uint32_t aQ = smem_u32(smem + SM::kQ), aDO = smem_u32(smem + SM::kDO);
-    const uint32_t aQt = smem_u32(smem + SM::kQt), aDOt = smem_u32(smem + SM::kDOt);
-    const int nqt = (len + 127) / 128;
-    int iter = 0;
-    bool kt_ready = false;
+    load_tile(0);
+    cp_async_commit();
 
-    for (int gi = 0; gi < p.group; gi++) {
-        const int h = hk * p.group + gi;
-        for (int mt = p.causal ? n : 0; mt < nqt; mt++, iter++) {
-            const int q0 = mt * 128;
-            __syncthreads(); /* previous tile fully consumed */
-            /* Q, dO rows permuted (row c holds query perm_row(c)); Q^T, dO^T by TMA */
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const int ch = tid + i * 256, c = ch >> 3, q = ch & 7;
-                const int tok = ds + q0 + perm_row(c);
-                const bool ok = tok < p.T;
-                const size_t off = ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 16;
-                cp_async16(smem_u32(smem + SM::kQ + sw128(c, q)), p.q8 + off, ok);
-                cp_async16(smem_u32(smem + SM::kDO + sw128(c, q)), p.do8 + off, ok);
-            }
-            cp_async_commit();
-            if (tid == 0) {
-                const uint32_t bar = smem_u32(&sBar[1]);
-                mbar_expect_tx(bar, 2 * 128 * 128);
-                tma_load_3d(smem_u32(smem + SM::kQt), &tm_qt, ds + q0, 0, h, bar);
-                tma_load_3d(smem_u32(smem + SM::kDOt), &tm_dot, ds + q0, 0, h, bar);
-            }
-            if (tid < 128) {
-                const int i = q0 + tid;
-                float m = 0.f, nr = 0.f, dl = 0.f, cr = 0.f, dof = 0.f, pvf = 0.f;
-                int eq = -1000;
-                if (i < len) {
-                    const size_t r = (size_t)(ds + i) * p.Hq + h;
-                    m = p.row_frame[r];
-                    nr = (float)exp2((double)m - (double)p.lse[r] / kLn2);
-                    dl = p.delta[r];
-                    eq = p.qe[r];
-                    cr = p.c * flamia_pow2f(eq);
-                    const int edo = p.doe[r];
-                    dof = flamia_pow2f(edo);
-                    pvf = pow2z(8 + edo - G);
-                }
-                sRm[tid] = m;
-                sRnorm[tid] = nr;
-                sRdel[tid] = dl;
-                sRc[tid] = cr;
-                sRdof[tid] = dof;
-                sRpvf[tid] = pvf;
-                sReq[tid] = eq;
-            }
-            cp_async_wait_all();
-            fence_proxy_async();
-            __syncthreads();
-            mbar_wait(smem_u32(&sBar[1]), (uint32_t)(iter & 1));
-            if (!kt_ready) {
-                mbar_wait(smem_u32(&sBar[0]), 0u);
-                kt_ready = true;
-            }
+    for (int it = 0; it < nit; it++) {
+        const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
+        __syncthreads(); /* iteration it-1 is done with buffer (it+1) & 1 */
+        if (it + 1 < nit) load_tile(it + 1);
+        cp_async_commit();
+        asm volatile("cp.async.wait_group 1;\n" ::: "memory"); /* tile it (and K, V) landed */
+        fence_proxy_async();
+        __syncthreads();
+        mbar_wait(smem_u32(&sBar[b]), (uint32_t)((it >> 1) & 1));
+        if (it == 0) mbar_wait(smem_u32(&sBar[2]), 0u);
 
-            for (int h2 = 0; h2 < 2; h2++) {
-                const int qsub = q0 + h2 * 64;
-                if (qsub >= len) break;
-                /* zero this warpgroup's dS group maxima */
-                sAmax[(wg * 2 + (wtid >> 6)) * 64 + (wtid & 63)] = 0u;
-                if (wtid < 2) sFk[wg * 2 + wtid] = -1000;
+        const uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;
+        const uint32_t aQ = smem_u32(buf + SM::kQ), aDO = smem_u32(buf + SM::kDO);
+        const uint32_t aQt = smem_u32(buf + SM::kQt), aDOt = smem_u32(buf + SM::kDOt);
+        const float *row = (const float *)(smem + SM::kRow + b * SM::kRowBytes);
+        const float *sRc = row, *sRm = row + 128, *sRnr = row + 256, *sRdl = row + 384, *sRdof = row + 512,
+                    *sRpvf = row + 640;
+        const int *sRqlim = (const int *)row + 768, *sReq = (const int *)row + 896;
 
-                float sacc[32], dpacc[32];
-                wgmma_fence();
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-                    bwd_wgmma_e4m3_ss_n64(sacc, desc_sw128(aK + wg * 8192 + k * 32), desc_sw128(aQ + h2 * 8192 + k * 32), k);
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-                    bwd_wgmma_e4m3_ss_n64(dpacc, desc_sw128(aV + wg * 8192 + k * 32), desc_sw128(aDO + h2 * 8192 + k * 32), k);
-                wgmma_commit();
-                wgmma_wait0();
-                reg_fence(sacc);
-                reg_fence(dpacc);
+        for (int h2 = 0; h2 < 2; h2++) {
+            const int qsub = q0 + h2 * 64;
+            if (qsub >= len) break;
+            /* zero this warpgroup's dS group maxima */
+            sAmax[(wg * 2 + (wtid >> 6)) * 64 + (wtid & 63)] = 0u;
+            if (wtid < 2) sFk[wg * 2 + wtid] = NOEXP;
 
-                /* ---- P, dS (dS kept in dpacc), dV operand */
-                uint32_t pa[8];
+            float sacc[32], dpacc[32];
+            wgmma_fence();
 #pragma unroll
-                for (int j = 0; j < 8; j++) {
-                    asm volatile("" ::: "memory"); /* keep each column pair's shared loads here (registers) */
-                    float pv[4];
+            for (int k = 0; k < 4; k++)
+                bwd_wgmma_e4m3_ss_n64(sacc, desc_sw128(aK + wg * 8192 + k * 32), desc_sw128(aQ + h2 * 8192 + k * 32), k);
 #pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        const int ql = h2 * 64 + perm_row(8 * j + 2 * tq + e); /* tile-local query */
-                        const int i = q0 + ql;
-                        const float m = sRm[ql], nr = sRnorm[ql], dl = sRdel[ql], cr = sRc[ql], dof = sRdof[ql],
-                                    pvf = sRpvf[ql];
-#pragma unroll
-                        for (int hh = 0; hh < 2; hh++) {
-                            const int idx = 4 * j + 2 * hh + e;
-                            const int jk = k0 + rloc[hh];
-                            const bool ok = i < len && jk < len && (!p.causal || jk <= i);
-                            const float t = (sacc[idx] * kf[hh]) * cr;
-                            const float E = p_exp(t, m);
-                            const uint32_t code = flamia_cvt_e4m3x2(E * 256.f, 0.f);
-                            const float pb = e4m3x2_to_f2(code).x;
-                            const float P = ok ? (pb * 0.00390625f) * nr : 0.f;
-                            const float dP = (dpacc[idx] * vf[hh]) * dof;
-                            dpacc[idx] = ok ? P * (dP - dl) : 0.f;
-                            pv[2 * hh + e] = P * pvf;
-                        }
-                    }
-                    const int b = j >> 2, jj = j & 3;
-                    const uint32_t r0 = flamia_cvt_e4m3x2(pv[0], pv[1]);
-                    const uint32_t r1 = flamia_cvt_e4m3x2(pv[2], pv[3]);
-                    const int base = 4 * b + ((jj >> 1) << 1);
-                    if ((jj & 1) == 0) {
-                        pa[base] = r0;
-                        pa[base + 1] = r1;
-                    } else {
-                        pa[base] |= r0 << 16;
-                        pa[base + 1] |= r1 << 16;
-                    }
-                }
-                /* ---- dS group maxima: per (query, 32-key block) */
-                bar_named(1 + wg, 128); /* zeroing above is visible */
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-#pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        float a = fmaxf(fabsf(dpacc[4 * j + e]), fabsf(dpacc[4 * j + 2 + e]));
-                        a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 4));
-                        a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 8));
-                        a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 16));
-                        if (g == 0 && a > 0.f) atomicMax(&sAmax[kbl * 64 + perm_row(8 * j + 2 * tq + e)], __float_as_uint(a));
-                    }
-                bar_named(1 + wg, 128);
-                {   /* exponent of group (block kb, query ql): thread wtid of warpgroup wg */
-                    const int kb = wg * 2 + (wtid >> 6), ql = wtid & 63;
-                    float a = __uint_as_float(sAmax[kb * 64 + ql]);
-                    if (KIND == 1) { /* 32x32 block: max over the block's 32 queries */
-                        const int qb = ql & ~31;
-                        for (int x = 0; x < 32; x++) a = fmaxf(a, __uint_as_float(sAmax[kb * 64 + qb + x]));
-                    }
-                    const int e = flamia_fmt_block_exponent(a, 0);
-                    sEds[kb * 64 + ql] = a > 0.f ? e : -1000;
-                    if (a > 0.f) atomicMax(&sFk[kb], e + sReq[h2 * 64 + ql]);
-                }
-                __syncthreads(); /* sEds, sFk of both warpgroups */
-                if (tid < 64) { /* dQ fold exponent of query row tid: max over its valid keys */
-                    const int i = qsub + tid;
-                    int F = -1000;
-                    const int last = (p.causal ? min(i, len - 1) : len - 1) - k0; /* last valid key, tile-local */
-#pragma unroll
-                    for (int kb = 0; kb < 4; kb++) {
-                        const int e = sEds[kb * 64 + tid];
-                        if (e == -1000 || last < kb * 32) continue;
-                        F = max(F, e + sEKp[min(last, kb * 32 + 31)]);
-                    }
-                    sFq[tid] = F == -1000 ? 0 : F;
-                }
-                __syncthreads();
+            for (int k = 0; k < 4; k++)
+                bwd_wgmma_e4m3_ss_n64(dpacc, desc_sw128(aV + wg * 8192 + k * 32), desc_sw128(aDO + h2 * 8192 + k * 32), k);
+            wgmma_commit();
+            wgmma_wait0();
+            reg_fence(sacc);
+            reg_fence(dpacc);
 
-                /* ---- dS codes: dK operand (registers), dQ operand (shared memory) */
-                const int Fnew = sFk[kbl];
-                if (Fnew > Frun) {
-                    const float f = pow2z(Frun - Fnew);
+            /* ---- P (forward's codes, final frame), dS (kept in dpacc), dV operand.
+             * Column pair (j, tq) holds queries qn, qn + 1 (qn = perm_row(8j + 2tq), even). */
+            uint32_t pa[8];
 #pragma unroll
-                    for (int x = 0; x < 64; x++) dkacc[x] *= f;
-                    Frun = Fnew;
-                }
-                uint8_t *sDS = smem + SM::kDS + h2 * 8192;
-                uint32_t pk[8];
-#pragma unroll
-                for (int j = 0; j < 8; j++) {
-                    asm volatile("" ::: "memory");
-                    float kv[4];
-#pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        const int qn = perm_row(8 * j + 2 * tq + e); /* 0..63 */
-                        const int eds = sEds[kbl * 64 + qn];
-                        const int eq = sReq[h2 * 64 + qn];
-                        const int Fq = sFq[qn];
-#pragma unroll
-                        for (int hh = 0; hh < 2; hh++) {
-                            const int idx = 4 * j + 2 * hh + e;
-                            float dsq = 0.f; /* E4M3 grid value of dS / 2^eds */
-                            if (eds != -1000) {
-                                /* x 2^-eds in one multiply (ldexpf's two steps differ only for FP32
-                                 * subnormal results, whose code is 0 either way) */
-                                const uint32_t c = flamia_cvt_e4m3x2(dpacc[idx] * flamia_pow2f(-eds), 0.f);
-                                dsq = e4m3x2_to_f2(c).x;
-                            }
-                            kv[2 * hh + e] = dsq * pow2z(eds + eq - Frun);
-                            const float qv = dsq * pow2z(eds + ek[hh] - Fq);
-                            const uint32_t qc = flamia_cvt_e4m3x2(qv, 0.f);
-                            const int r = rloc[hh];
-                            sDS[qn * 128 + (((r >> 4) ^ (qn & 7)) << 4) + (r & 15)] = (uint8_t)qc;
-                        }
-                    }
-                    const int b = j >> 2, jj = j & 3;
-                    const uint32_t r0 = flamia_cvt_e4m3x2(kv[0], kv[1]);
-                    const uint32_t r1 = flamia_cvt_e4m3x2(kv[2], kv[3]);
-                    const int base = 4 * b + ((jj >> 1) << 1);
-                    if ((jj & 1) == 0) {
-                        pk[base] = r0;
-                        pk[base + 1] = r1;
-                    } else {
-                        pk[base] |= r0 << 16;
-                        pk[base + 1] |= r1 << 16;
-                    }
-                }
-                fence_proxy_async();
-                __syncthreads();
-
-                /* ---- dV += P^T dO, dK += dS^T Q, dQ = dS K */
-                float dqacc[32];
-                reg_fence(pa);
-                reg_fence(pk);
-                reg_fence(dkacc);
-                reg_fence(dvacc);
-                wgmma_fence();
-#pragma unroll
-                for (int k = 0; k < 2; k++) {
-                    const uint32_t a[4] = {pa[4 * k], pa[4 * k + 1], pa[4 * k + 2], pa[4 * k + 3]};
-                    bwd_wgmma_e4m3_rs_n128(dvacc, a, desc_sw128(aDOt + h2 * 64 + k * 32), 1);
-                }
-#pragma unroll
-                for (int k = 0; k < 2; k++) {
-                    const uint32_t a[4] = {pk[4 * k], pk[4 * k + 1], pk[4 * k + 2], pk[4 * k + 3]};
-                    bwd_wgmma_e4m3_rs_n128(dkacc, a, desc_sw128(aQt + h2 * 64 + k * 32), 1);
-                }
-                const uint32_t aDS = smem_u32(sDS);
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-                    bwd_wgmma_e4m3_ss_n64(dqacc, desc_sw128(aDS + k * 32), desc_sw128(aKt + wg * 8192 + k * 32), k);
-                wgmma_commit();
-                wgmma_wait0();
-                reg_fence(dvacc);
-                reg_fence(dkacc);
-                reg_fence(dqacc);
-
-                /* ---- dQ partial: rows = queries (natural order), cols = dims 64 wg + 8j + 2tq */
+            for (int j = 0; j < 8; j++) {
+                const int ql = h2 * 64 + ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1);
+                const float2 cr = *(const float2 *)(sRc + ql), mm = *(const float2 *)(sRm + ql);
+                const float2 nr = *(const float2 *)(sRnr + ql), dl = *(const float2 *)(sRdl + ql);
+                const float2 dof = *(const float2 *)(sRdof + ql), pvf = *(const float2 *)(sRpvf + ql);
+                const int2 qlim = *(const int2 *)(sRqlim + ql);
+                float pv[4];
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++) {
-                    const int ql = wq * 16 + g + 8 * hh;
-                    const int i = qsub + ql;
-                    if (i >= len) continue;
-                    const float f = pow2z(sFq[ql]) * p.scale;
-                    float *dst = p.dq_acc + ((size_t)(ds + i) * p.Hq + h) * kD + wg * 64 + 2 * tq;
+                    float e256[2];
 #pragma unroll
-                    for (int j = 0; j < 8; j++)
-                        atomicAdd(reinterpret_cast<float2 *>(dst + 8 * j),
-                                  make_float2(dqacc[4 * j + 2 * hh] * f, dqacc[4 * j + 2 * hh + 1] * f));
+                    for (int e = 0; e < 2; e++) {
+                        const float t = (sacc[4 * j + 2 * hh + e] * kf[hh]) * (e ? cr.y : cr.x);
+                        const float ti = truncf(t);
+                        const float x = ex2f(t - ti);
+                        const int ki = __float2int_rz(ti - (e ? mm.y : mm.x));
+                        const uint32_t bits = __float_as_uint(x) + (((uint32_t)ki + 8u) << 23);
+                        e256[e] = ki >= -133 ? __uint_as_float(bits) : 0.f; /* E(t, m) 2^8 */
+                    }
+                    const float2 pb = e4m3x2_to_f2(flamia_cvt_e4m3x2(e256[0], e256[1]));
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int idx = 4 * j + 2 * hh + e;
+                        const bool ok = jkv[hh] <= (e ? qlim.y : qlim.x);
+                        const float P = ok ? (e ? pb.y : pb.x) * (e ? nr.y : nr.x) : 0.f;
+                        const float dP = (dpacc[idx] * vf[hh]) * (e ? dof.y : dof.x);
+                        dpacc[idx] = ok ? P * (dP - (e ? dl.y : dl.x)) : 0.f;
+                        pv[2 * hh + e] = P * (e ? pvf.y : pvf.x);
+                    }
                 }
+                const int bb = j >> 2, jj = j & 3;
+                const uint32_t r0 = flamia_cvt_e4m3x2(pv[0], pv[1]);
+                const uint32_t r1 = flamia_cvt_e4m3x2(pv[2], pv[3]);
+                const int base = 4 * bb + ((jj >> 1) << 1);
+                if ((jj & 1) == 0) {
+                    pa[base] = r0;
+                    pa[base + 1] = r1;
+                } else {
+                    pa[base] |= r0 << 16;
+                    pa[base + 1] |= r1 << 16;
+                }
+            }
+            /* ---- dS group maxima: per (query, 32-key block) */
+            bar_named(1 + wg, 128); /* zeroing above is visible */
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    float a = fmaxf(fabsf(dpacc[4 * j + e]), fabsf(dpacc[4 * j + 2 + e]));
+                    a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 4));
+                    a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 8));
+                    a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 16));
+                    const int qn = ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1) + e;
+                    if (g == 0 && a > 0.f) atomicMax(&sAmax[kbl * 64 + qn], __float_as_uint(a));
+                }
+            bar_named(1 + wg, 128);
+            { /* exponent of group (block kb, query ql): thread wtid of warpgroup wg; a warp is
+                 one 32-query block of one key block */
+                const int kb = wg * 2 + (wtid >> 6), ql = wtid & 63;
+                float a = __uint_as_float(sAmax[kb * 64 + ql]);
+                if (KIND == 1)
+#pragma unroll
+                    for (int o = 16; o; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
+                const int e = flamia_fmt_block_exponent(a, 0);
+                const bool valid = a > 0.f;
+                sEds[kb * 64 + ql] = valid ? e : NOEXP;
+                sInv[kb * 64 + ql] = valid ? flamia_pow2f(-e) : 0.f;
+                int f = valid ? e + sReq[h2 * 64 + ql] : NOEXP;
+#pragma unroll
+                for (int o = 16; o; o >>= 1) f = max(f, __shfl_xor_sync(0xffffffffu, f, o));
+                if (lane == 0 && f != NOEXP) atomicMax(&sFk[kb], f);
+            }
+            __syncthreads(); /* sEds, sInv, sFk of both warpgroups */
+            if (tid < 64) { /* dQ fold exponent of query row tid: max over its valid keys */
+                const int i = qsub + tid;
+                int F = NOEXP;
+                const int last = (p.causal ? min(i, len - 1) : len - 1) - k0; /* last valid key, tile-local */
+                int e4[4];
+#pragma unroll
+                for (int kb = 0; kb < 4; kb++) {
+                    e4[kb] = sEds[kb * 64 + tid];
+                    if (e4[kb] != NOEXP && last >= kb * 32) F = max(F, e4[kb] + sEKp[min(last, kb * 32 + 31)]);
+                }
+                if (F == NOEXP) F = 0;
+#pragma unroll
+                for (int kb = 0; kb < 4; kb++) sScQ[kb * 64 + tid] = e4[kb] != NOEXP ? pow2b(e4[kb] - F) : 0.f;
+                sDqs[tid] = pow2z(F) * p.scale;
+            }
+            __syncthreads();
+
+            /* ---- dS codes: dK operand (registers), dQ operand (shared memory, [query][key]) */
+            const int Fnew = sFk[kbl];
+            if (Fnew > Frun) {
+                const float f = pow2z(Frun - Fnew);
+#pragma unroll
+                for (int x = 0; x < 64; x++) dkacc[x] *= f;
+                Frun = Fnew;
+            }
+            uint8_t *sDS = smem + SM::kDS + h2 * 8192;
+            uint32_t pk[8];
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const int qn = ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1); /* even */
+                const float2 inv = *(const float2 *)(sInv + kbl * 64 + qn);
+                const float2 scq = *(const float2 *)(sScQ + kbl * 64 + qn);
+                const int2 eds = *(const int2 *)(sEds + kbl * 64 + qn);
+                const int2 eq = *(const int2 *)(sReq + h2 * 64 + qn);
+                const float sck0 = pow2b(eds.x + eq.x - Frun), sck1 = pow2b(eds.y + eq.y - Frun);
+                float kv[4];
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const int idx = 4 * j + 2 * hh;
+                    const float2 dsq = e4m3x2_to_f2(flamia_cvt_e4m3x2(dpacc[idx] * inv.x, dpacc[idx + 1] * inv.y));
+                    kv[2 * hh] = dsq.x * sck0;
+                    kv[2 * hh + 1] = dsq.y * sck1;
+                    const uint32_t qc = flamia_cvt_e4m3x2((dsq.x * scq.x) * ekf[hh], (dsq.y * scq.y) * ekf[hh]);
+                    const int r = rloc[hh];
+                    const int col = (r & 15);
+                    sDS[qn * 128 + (((r >> 4) ^ (qn & 7)) << 4) + col] = (uint8_t)qc;
+                    sDS[(qn + 1) * 128 + (((r >> 4) ^ ((qn + 1) & 7)) << 4) + col] = (uint8_t)(qc >> 8);
+                }
+                const int bb = j >> 2, jj = j & 3;
+                const uint32_t r0 = flamia_cvt_e4m3x2(kv[0], kv[1]);
+                const uint32_t r1 = flamia_cvt_e4m3x2(kv[2], kv[3]);
+                const int base = 4 * bb + ((jj >> 1) << 1);
+                if ((jj & 1) == 0) {
+                    pk[base] = r0;
+                    pk[base + 1] = r1;
+                } else {
+                    pk[base] |= r0 << 16;
+                    pk[base + 1] |= r1 << 16;
+                }
+            }
+            fence_proxy_async();
+            __syncthreads();
+
+            /* ---- dV += P^T dO, dK += dS^T Q, dQ = dS K */
+            float dqacc[32];
+            reg_fence(pa);
+            reg_fence(pk);
+            reg_fence(dkacc);
+            reg_fence(dvacc);
+            wgmma_fence();
+#pragma unroll
+            for (int k = 0; k < 2; k++) {
+                const uint32_t a[4] = {pa[4 * k], pa[4 * k + 1], pa[4 * k + 2], pa[4 * k + 3]};
+                bwd_wgmma_e4m3_rs_n128(dvacc, a, desc_sw128(aDOt + h2 * 64 + k * 32), 1);
+            }
+#pragma unroll
+            for (int k = 0; k < 2; k++) {
+                const uint32_t a[4] = {pk[4 * k], pk[4 * k + 1], pk[4 * k + 2], pk[4 * k + 3]};
+                bwd_wgmma_e4m3_rs_n128(dkacc, a, desc_sw128(aQt + h2 * 64 + k * 32), 1);
+            }
+            const uint32_t aDS = smem_u32(sDS);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                bwd_wgmma_e4m3_ss_n64(dqacc, desc_sw128(aDS + k * 32), desc_sw128(aKt + wg * 8192 + k * 32), k);
+            wgmma_commit();
+            wgmma_wait0();
+            reg_fence(dvacc);
+            reg_fence(dkacc);
+            reg_fence(dqacc);
+
+            /* ---- dQ partial: rows = queries (natural order), cols = dims 64 wg + 8j + 2tq */
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++) {
+                const int ql = wq * 16 + g + 8 * hh;
+                const int i = qsub + ql;
+                if (i >= len) continue;
+                const float f = sDqs[ql];
+                float *dst = p.dq_acc + ((size_t)(ds + i) * p.Hq + h) * kD + wg * 64 + 2 * tq;
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    atomicAdd(reinterpret_cast<float2 *>(dst + 8 * j),
+                              make_float2(dqacc[4 * j + 2 * hh] * f, dqacc[4 * j + 2 * hh + 1] * f));
             }
         }
     }
@@ -895,12 +925,12 @@ __global__ void __launch_bounds__(256, 1)
         if (j >= len) continue;
         const size_t r = ((size_t)(ds + j) * p.Hkv + hk) * kD;
         uint32_t *dkrow = (uint32_t *)(p.dk + r), *dvrow = (uint32_t *)(p.dv + r);
+        const float fk = p.scale, fv = 1.f;
 #pragma unroll
         for (int jn = 0; jn < 16; jn++) {
             const int idx = 4 * jn + 2 * hh;
-            dkrow[4 * jn + tq] = bf16x2(flamia_ldexpf(dkacc[idx] * p.scale, Frun),
-                                        flamia_ldexpf(dkacc[idx + 1] * p.scale, Frun));
-            dvrow[4 * jn + tq] = bf16x2(flamia_ldexpf(dvacc[idx], G - 8), flamia_ldexpf(dvacc[idx + 1], G - 8));
+            dkrow[4 * jn + tq] = bf16x2(flamia_ldexpf(dkacc[idx] * fk, Frun), flamia_ldexpf(dkacc[idx + 1] * fk, Frun));
+            dvrow[4 * jn + tq] = bf16x2(flamia_ldexpf(dvacc[idx] * fv, G - 8), flamia_ldexpf(dvacc[idx + 1] * fv, G - 8));
         }
     }
 }
