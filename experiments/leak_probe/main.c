@@ -209,7 +209,8 @@ int main(int argc, char **argv) {
     xp_table_col(cd, "dq_rel", XP_F64, "1", "same for dQ");
     xp_table_col(cd, "dk_rel", XP_F64, "1", "same for dK");
     xp_table_col(cd, "dk_cos_base", XP_F64, "1", "other documents' dK cosine vs FP64, unperturbed");
-    xp_table_col(cd, "dk_cos_perturbed", XP_F64, "1", "other documents' dK cosine vs FP64, one document x1e4");
+    xp_table_col(cd, "dk_cos_perturbed", XP_F64, "1",
+                 "other documents' dK cosine vs FP64, one document x1e4 (0: their dK flushed to zero)");
     xp_table_col(cd, "status", XP_STR, "", "ok, or why the perturbed run failed");
 
     long total = (long)nw * nr * (1 + (long)nk * trials + cross) + (cross ? nw : 0);
@@ -337,8 +338,9 @@ int main(int argc, char **argv) {
                     xp_set_f(cd, "o_rel", orel);
                     xp_set_f(cd, "dq_rel", dqrel);
                     xp_set_f(cd, "dk_rel", dkrel);
-                    xp_set_f(cd, "dk_cos_base", aa0 > 0 && bb > 0 ? ab0 / sqrt(aa0 * bb) : NAN);
-                    xp_set_f(cd, "dk_cos_perturbed", aa1 > 0 && bb > 0 ? ab1 / sqrt(aa1 * bb) : NAN);
+                    /* an all-zero dK (every value flushed) has cosine 0 with a nonzero truth */
+                    xp_set_f(cd, "dk_cos_base", bb > 0 ? (aa0 > 0 ? ab0 / sqrt(aa0 * bb) : 0.0) : NAN);
+                    xp_set_f(cd, "dk_cos_perturbed", bb > 0 ? (aa1 > 0 ? ab1 / sqrt(aa1 * bb) : 0.0) : NAN);
                 }
                 xp_set_s(cd, "status", bad ? flamia_last_error() : "ok");
                 xp_row_end(cd);
