@@ -74,6 +74,7 @@ int main(int argc, char **argv) {
                                  : !strcmp(kind_s, "mxfp8") ? FLAMIA_SM90_MXFP8
                                                             : FLAMIA_SM90_MXFP8_EXACT;
 #ifdef FWD_HAS_PINGPONG
+    if (getenv("USE_TMA")) flamia_fwd_use_tma = atoi(getenv("USE_TMA"));
     if (getenv("PINGPONG")) flamia_fwd_pingpong = atoi(getenv("PINGPONG"));
 #endif
 

@@ -64,6 +64,7 @@ struct Params {
     const int32_t *cu;
     int T, Hq, Hkv, group, causal;
     float c; /* softmax_scale * log2(e), FP32 */
+    int use_tma; /* V^T by TMA for 16-byte aligned documents */
 };
 
 /* ---------------------------------------------------------------- PTX helpers */
@@ -189,8 +190,10 @@ template <int KIND, int S> struct Smem {
  * sacc: the warpgroup's S accumulator (rows g, g+8 of this thread; columns 8j+2t+e).
  * Updates the row frames m and sums l, returns the O rescale factors in fo and the
  * P fragment (A operand of the P V wgmma) in pa. */
+template <int KIND> struct PRegs { static constexpr int N = KIND == KIND_BF16 ? 32 : 16; };
+
 template <int KIND, bool MASK>
-__device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[16], float (&m_run)[2],
+__device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[PRegs<KIND>::N], float (&m_run)[2],
                                              float (&l_run)[2], float (&fo)[2], const float (&crow)[2],
                                              const int (&Erow)[2], const float2 *col, int n, int len,
                                              int causal, const int (&qi)[2], int tq) {
@@ -329,7 +332,7 @@ __device__ __forceinline__ void issue_qk(float (&sacc)[64], uint32_t sQa, uint32
 }
 /* O += P V (issue only) */
 template <int KIND>
-__device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)[16], uint32_t sVa, const Params &p) {
+__device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)[PRegs<KIND>::N], uint32_t sVa, const Params &p) {
     if (KIND != KIND_BF16) {
 #pragma unroll
         for (int b = 0; b < 4; b++) {
@@ -348,7 +351,7 @@ __device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)
 /* ------------------------------------------------------------------ kernel */
 template <int KIND, int S, bool PP>
 __global__ void __launch_bounds__(kThreads, 1)
-    fwd_kernel(const Params p) {
+    fwd_kernel(const __grid_constant__ CUtensorMap tmap_vt, const Params p) {
     using SM = Smem<KIND, S>;
     constexpr bool FP8 = KIND != KIND_BF16;
     extern __shared__ __align__(16) uint8_t smem_raw[];
@@ -363,6 +366,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int q0 = mt * kBM;
     const int ndiag = p.causal ? mt : (len - 1) / kBN;
     const int nvis = ndiag + 1; /* tiles visited: ndiag, ndiag-1, ..., 0 */
+    /* FP8 V^T path: TMA from vt_codes when the document starts 16-byte aligned in vt_codes'
+     * token axis (TMA faults on unaligned tile starts: measured, illegal instruction),
+     * else V rows by cp.async and a shared-memory transpose (per CTA: tiles start at
+     * doc start + 128 n, so the alignment is the document's) */
+    const bool vt_tma = FP8 && p.use_tma && (ds & 15) == 0;
 
     uint8_t *sQ = smem + SM::kQ;
     float2 *sCol = (float2 *)(smem + SM::kCol);
@@ -374,7 +382,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     if (tid == 0) {
         for (int s = 0; s < S; s++) {
-            mbar_init(smem_u32(&sFull[s]), 128);
+            mbar_init(smem_u32(&sFull[s]), vt_tma ? 128 + 128 + 1 : 128);
             mbar_init(smem_u32(&sEmpty[s]), 8);
         }
         sMisc[0] = -1000;
@@ -440,7 +448,7 @@ __global__ void __launch_bounds__(kThreads, 1)
          * cp.async into a staging buffer, then transposed in shared memory into the K-major
          * V^T tile the P V wgmma needs. (V^T straight from vt_codes by TMA would need
          * 16-byte aligned tile starts; document starts are arbitrary.) */
-        setmaxnreg_dec<48>();
+        setmaxnreg_dec<40>(); /* 128 x (168-40) registers freed = 256 x (232-168) needed: the pool must cover the consumers exactly */
         constexpr int NSTG = SM::kNStg;
         const int pt = tid;
         auto issue = [&](int it) {
@@ -456,11 +464,14 @@ __global__ void __launch_bounds__(kThreads, 1)
                     int tok = kbase + perm_key(c);
                     bool ok = tok < p.T;
                     cp_async16(smem_u32(sK + sw128(c, q)), p.k8 + ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16, ok);
-                    tok = kbase + c; /* V row c = key c (natural order), chunk swizzled by c >> 3 */
-                    ok = tok < p.T;
-                    cp_async16(smem_u32(stg + c * 128 + ((q ^ ((c >> 3) & 7)) << 4)),
-                               p.v8 + ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16, ok);
+                    if (!vt_tma) {
+                        tok = kbase + c; /* V row c = key c (natural order), chunk swizzled by c >> 3 */
+                        ok = tok < p.T;
+                        cp_async16(smem_u32(stg + c * 128 + ((q ^ ((c >> 3) & 7)) << 4)),
+                                   p.v8 + ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16, ok);
+                    }
                 }
+                if (vt_tma) cp_async_mbar_arrive(smem_u32(&sFull[s])); /* K landed: arrival 1 of 257 */
                 if (KIND == KIND_TOKEN) {
                     float2 f = make_float2(0.f, 0.f);
                     const int tok = kbase + perm_key(pt);
@@ -478,6 +489,14 @@ __global__ void __launch_bounds__(kThreads, 1)
                         f.y = (float)p.ve[i];
                     }
                     sCol[s * kBN + pt] = f;
+                }
+                if (vt_tma) {
+                    const uint32_t full = smem_u32(&sFull[s]);
+                    mbar_arrive(full); /* column factors written */
+                    if (pt == 0) {
+                        mbar_expect_tx(full, kBN * kD);
+                        tma_load_3d(smem_u32(smem + SM::kV + s * SM::kTileBytes), &tmap_vt, kbase, 0, hk, full);
+                    }
                 }
             } else {
 #pragma unroll 4
@@ -550,7 +569,9 @@ __global__ void __launch_bounds__(kThreads, 1)
             fence_proxy_async(); /* generic-proxy writes (and landed cp.async) -> wgmma reads */
             mbar_arrive(smem_u32(&sFull[s]));
         };
-        if (NSTG == 2) {
+        if (vt_tma) {
+            for (int it = 0; it < nvis; it++) issue(it); /* arrivals: cp.async (K), plain (cols), TMA (V) */
+        } else if (NSTG == 2) {
             for (int it = 0; it <= nvis; it++) {
                 if (it < nvis) issue(it);
                 cp_async_commit();
@@ -571,6 +592,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 named_sync(3, 128);
             }
         }
+        cp_async_wait<0>();
         return;
     }
 
@@ -595,7 +617,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int i = 0; i < 64; i++) oacc[i] = 0.f;
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f}, fo[2];
-    uint32_t pa[16], pb[16];
+    constexpr int NP = PRegs<KIND>::N;
+    uint32_t pa[NP], pb[NP];
     float sacc[64];
     const uint32_t sQa = smem_u32(sQ);
     auto stageK = [&](int s) { return smem_u32(smem + SM::kK + s * SM::kTileBytes); };
@@ -629,7 +652,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     /* tile it: S(it) = Q K(it) and O += P(it-1) V(it-1) in flight together; the softmax
      * of S(it) runs while P V is on the tensor cores. P alternates between two register
      * sets (a register copy would serialize the wgmma pipeline: ptxas C7513). */
-    auto step = [&](int it, uint32_t(&pc)[16], uint32_t(&pn)[16]) {
+    auto step = [&](int it, uint32_t(&pc)[NP], uint32_t(&pn)[NP]) {
         const int s = it % S, sp = (it - 1) % S;
         mbar_wait(smem_u32(&sFull[s]), (uint32_t)((it / S) & 1));
         fence_proxy_async();
@@ -661,7 +684,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
         }
     };
-    auto last_pv = [&](uint32_t(&pc)[16]) {
+    auto last_pv = [&](uint32_t(&pc)[NP]) {
         const int sp = (nvis - 1) % S;
         reg_fence(pc);
         reg_fence(oacc);
@@ -708,8 +731,25 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 /* ------------------------------------------------------------------ host */
+typedef CUresult (*EncodeTiledFn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                  const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                                  CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                  CUtensorMapFloatOOBfill);
+static EncodeTiledFn encode_fn() {
+    static EncodeTiledFn fn = nullptr;
+    if (!fn) {
+        void *ptr = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fn = (EncodeTiledFn)ptr;
+    }
+    return fn;
+}
+
 template <int KIND, int S, bool PP>
-static cudaError_t launch(const Params &prm, int num_docs, int max_seqlen, cudaStream_t stream) {
+static cudaError_t launch(const Params &prm, const CUtensorMap &map, int num_docs, int max_seqlen, cudaStream_t stream) {
     const int bytes = Smem<KIND, S>::kBytes;
     static bool attr = false;
     if (!attr) {
@@ -718,12 +758,14 @@ static cudaError_t launch(const Params &prm, int num_docs, int max_seqlen, cudaS
         attr = true;
     }
     dim3 grid(num_docs, prm.Hq, (max_seqlen + kBM - 1) / kBM);
-    fwd_kernel<KIND, S, PP><<<grid, kThreads, bytes, stream>>>(prm);
+    fwd_kernel<KIND, S, PP><<<grid, kThreads, bytes, stream>>>(map, prm);
     return cudaGetLastError();
 }
 
 } // namespace flamia_fwd
 
+/* 1: V^T by TMA for aligned documents (default); 0: always the shared-memory transpose */
+int flamia_fwd_use_tma = 1;
 /* 1: consumer ping-pong (default); 0: the two consumer warpgroups run freely */
 int flamia_fwd_pingpong = 1;
 #define FWD_HAS_PINGPONG 1
@@ -756,13 +798,27 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *works
     prm.causal = P->causal;
     prm.c = P->softmax_scale * 1.44269504088896341f;
     const int nd = P->num_docs, ml = P->max_seqlen;
+    CUtensorMap map;
+    memset(&map, 0, sizeof map);
+    prm.use_tma = 0;
+    if (P->kind != FLAMIA_SM90_BF16 && flamia_fwd_use_tma) {
+        EncodeTiledFn enc = encode_fn();
+        const cuuint64_t dims[3] = {(cuuint64_t)L.t_pad, (cuuint64_t)kD, (cuuint64_t)P->heads_kv};
+        const cuuint64_t strides[2] = {(cuuint64_t)L.t_pad, (cuuint64_t)L.t_pad * kD};
+        const cuuint32_t box[3] = {kBN, kD, 1};
+        const cuuint32_t estr[3] = {1, 1, 1};
+        if (enc && enc(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, ws + L.vt_codes, dims, strides, box, estr,
+                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS)
+            prm.use_tma = 1;
+    }
     const bool pp = flamia_fwd_pingpong != 0;
     switch (P->kind) {
     case FLAMIA_SM90_BF16:
-        return pp ? launch<KIND_BF16, 2, true>(prm, nd, ml, stream) : launch<KIND_BF16, 2, false>(prm, nd, ml, stream);
+        return pp ? launch<KIND_BF16, 2, true>(prm, map, nd, ml, stream) : launch<KIND_BF16, 2, false>(prm, map, nd, ml, stream);
     case FLAMIA_SM90_MXFP8_EXACT:
-        return pp ? launch<KIND_TOKEN, 3, true>(prm, nd, ml, stream) : launch<KIND_TOKEN, 3, false>(prm, nd, ml, stream);
+        return pp ? launch<KIND_TOKEN, 3, true>(prm, map, nd, ml, stream) : launch<KIND_TOKEN, 3, false>(prm, map, nd, ml, stream);
     default:
-        return pp ? launch<KIND_BLOCK, 3, true>(prm, nd, ml, stream) : launch<KIND_BLOCK, 3, false>(prm, nd, ml, stream);
+        return pp ? launch<KIND_BLOCK, 3, true>(prm, map, nd, ml, stream) : launch<KIND_BLOCK, 3, false>(prm, map, nd, ml, stream);
     }
 }
