@@ -14,12 +14,12 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set logscale y
-set yrange [5e-10:20]
+set yrange [5e-10:300]
 set format y "10^{%L}"
 set grid ytics
 set key top left horizontal font ",9"
 set xtics noenhanced nomirror rotate by -20 font ",9"
-set ytics ("0" 1e-9, "10^{-8}" 1e-8, "10^{-6}" 1e-6, "10^{-4}" 1e-4, "10^{-2}" 1e-2, "1" 1)
+set ytics ("0" 1e-9, "10^{-8}" 1e-8, "10^{-6}" 1e-6, "10^{-4}" 1e-4, "10^{-2}" 1e-2, "1" 1, "10^{2}" 100)
 do for [fmt in "png pdf"] {
   if (fmt eq "png") { set terminal pngcairo size 1400,560 font ",11"; set output outbase.".png" }
   if (fmt eq "pdf") { set terminal pdfcairo size 14in,5.6in font ",11"; set output outbase.".pdf" }
