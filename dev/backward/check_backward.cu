@@ -226,7 +226,7 @@ int main(int argc, char **argv) {
     sh.max_seqlen = maxlen;
     long frame_mis = 0;
     const bool full = !strcmp(check, "full");
-    if (!full || getenv("GPU_FWD")) {
+    if (getenv("GPU_FWD")) {
         /* the library's quantize and forward fill the workspace (timing runs) */
         CK(flamia_sm90_quantize(&P, d_q, d_k, d_v, d_ws, 0));
         CK(flamia_sm90_forward(&P, d_ws, d_o, d_lse, 0));
@@ -243,7 +243,8 @@ int main(int argc, char **argv) {
             uint8_t *codes = ws.data() + codes_off;
             int8_t *ex = (int8_t *)(ws.data() + exp_off);
             uint16_t *bf = (uint16_t *)(ws.data() + bf_off);
-            for (size_t i = 0; i < (size_t)T * H * D; i++) bf[i] = flamia_bf16_bits(x[i]);
+#pragma omp parallel for
+            for (long i = 0; i < (long)T * H * D; i++) bf[i] = flamia_bf16_bits(x[i]);
             if (kind == FLAMIA_SM90_BF16) {
                 if (xd) *xd = x;
                 return;
@@ -275,19 +276,22 @@ int main(int argc, char **argv) {
         if (kind != FLAMIA_SM90_BF16) {
             const uint8_t *vc = ws.data() + L.v_codes;
             uint8_t *vt = ws.data() + L.vt_codes;
+#pragma omp parallel for collapse(2)
             for (int h = 0; h < Hkv; h++)
                 for (int e = 0; e < D; e++)
                     for (int t = 0; t < T; t++) vt[((size_t)h * D + e) * L.t_pad + t] = vc[((size_t)t * Hkv + h) * D + e];
         }
-        std::vector<float> o(nq), lse_h((size_t)T * Hq), fr((size_t)T * Hq);
-        if (flamia_ref_forward(&rec, &sh, q.data(), k.data(), v.data(), o.data(), lse_h.data())) {
+        std::vector<float> o(nq, 0.f), lse_h((size_t)T * Hq, 0.f), fr((size_t)T * Hq, 0.f);
+        /* timing runs (CHECK none): O = 0, lse = 0, frames 0 - every value finite, every
+         * path of the kernel taken; the numbers are not checked */
+        if (full && flamia_ref_forward(&rec, &sh, q.data(), k.data(), v.data(), o.data(), lse_h.data())) {
             fprintf(stderr, "reference forward failed: %s\n", flamia_last_error());
             return 2;
         }
         const float c = P.softmax_scale * 1.44269504088896341f;
         const int group = Hq / Hkv;
 #pragma omp parallel for schedule(dynamic, 16)
-        for (int i = 0; i < T; i++)
+        for (int i = 0; i < (full ? T : 0); i++)
             for (int h = 0; h < Hq; h++) {
                 const int d = (int)(std::upper_bound(cu.begin(), cu.end(), i) - cu.begin()) - 1;
                 const int jend = causal ? i + 1 : cu[d + 1];
@@ -307,7 +311,8 @@ int main(int argc, char **argv) {
         CK(cudaMemset(d_ws + L.qt_codes, 0xFF, L.dq_accum - L.qt_codes));
         CK(cudaMemset(d_ws + L.dq_accum, 0xFF, L.total - L.dq_accum));
         std::vector<uint16_t> ob(nq);
-        for (size_t i = 0; i < nq; i++) ob[i] = flamia_bf16_bits(o[i]);
+#pragma omp parallel for
+        for (long i = 0; i < (long)nq; i++) ob[i] = flamia_bf16_bits(o[i]);
         CK(cudaMemcpy(d_o, ob.data(), nq * 2, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(d_lse, lse_h.data(), lse_h.size() * 4, cudaMemcpyHostToDevice));
     }
