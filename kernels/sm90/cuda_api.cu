@@ -17,6 +17,14 @@
 #include "flamia_internal.h"
 #include "sm90_launch.h"
 
+/* The backward and train_step entry points call flamia_sm90_backward only once it is
+ * validated on the GPU (tests/gpu/test_gpu_backward.c): build with
+ * -DFLAMIA_SM90_BACKWARD_READY=1 (or flip the default here) to enable them. Until then
+ * they validate every argument and answer FLAMIA_ERR_UNSUPPORTED, enqueuing nothing. */
+#ifndef FLAMIA_SM90_BACKWARD_READY
+#define FLAMIA_SM90_BACKWARD_READY 0
+#endif
+
 namespace {
 
 flamia_status cuda_fail(const char *where, cudaError_t e) {
@@ -191,6 +199,15 @@ flamia_status forward_checked(const char *fn, const flamia_sm90_problem *P, void
     return FLAMIA_OK;
 }
 
+flamia_status backward_checked(const char *fn, const flamia_sm90_problem *P, void *ws, const void *o,
+                               const float *lse, const void *dout, void *dq, void *dk, void *dv,
+                               cudaStream_t stream) {
+    cudaError_t e = flamia_sm90_backward(P, ws, (const uint16_t *)o, lse, (const uint16_t *)dout, (uint16_t *)dq,
+                                         (uint16_t *)dk, (uint16_t *)dv, stream);
+    if (e != cudaSuccess) return cuda_fail(fn, e);
+    return FLAMIA_OK;
+}
+
 } // namespace
 
 extern "C" {
@@ -248,7 +265,6 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
                                    size_t workspace_bytes, const void *o, const float *lse, const void *dout,
                                    void *dq, void *dk, void *dv, void *stream) {
     static const char fn[] = "flamia_cuda_backward";
-    (void)stream;
     flamia_sm90_problem P = {};
     flamia_status st;
     if ((st = prepare(fn, r, s, 1, &P)) || (st = check_ptr(fn, "shape.cu_seqlens", s->cu_seqlens, 4)) ||
@@ -257,7 +273,10 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
         (st = check_ptr(fn, "dq", dq, 16)) || (st = check_ptr(fn, "dk", dk, 16)) ||
         (st = check_ptr(fn, "dv", dv, 16)))
         return st;
-    return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "%s: the sm_90 backward is not implemented yet", fn);
+    if (!FLAMIA_SM90_BACKWARD_READY)
+        return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "%s: the sm_90 backward is not implemented yet", fn);
+    if ((st = check_pending(fn))) return st;
+    return backward_checked(fn, &P, workspace, o, lse, dout, dq, dk, dv, (cudaStream_t)stream);
 }
 
 flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape *s, const void *q, const void *k,
@@ -270,15 +289,21 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
         (st = check_ptr(fn, "dout", dout, 16)) || (st = check_ptr(fn, "o", o, 16)) ||
         (st = check_ptr(fn, "lse", lse, 16)) || (st = check_ptr(fn, "dq", dq, 16)) ||
         (st = check_ptr(fn, "dk", dk, 16)) || (st = check_ptr(fn, "dv", dv, 16)) ||
-        (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_pending(fn)))
+        (st = check_workspace(fn, &P, workspace, workspace_bytes)))
         return st;
-    /* Until the backward exists nothing is enqueued: a train step that ran only
+    /* Until the backward is validated nothing is enqueued: a train step that ran only
      * quantize and forward would hand back dq/dk/dv untouched. */
-    (void)stream;
-    return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
-                       "%s: the sm_90 backward is not implemented yet (nothing was run; call "
-                       "flamia_cuda_quantize and flamia_cuda_forward for the forward half)",
-                       fn);
+    if (!FLAMIA_SM90_BACKWARD_READY)
+        return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
+                           "%s: the sm_90 backward is not implemented yet (nothing was run; call "
+                           "flamia_cuda_quantize and flamia_cuda_forward for the forward half)",
+                           fn);
+    if ((st = check_pending(fn))) return st;
+    const cudaStream_t cs = (cudaStream_t)stream;
+    if ((st = quantize_checked(fn, &P, q, k, v, workspace, cs)) ||
+        (st = forward_checked(fn, &P, workspace, o, lse, cs)))
+        return st;
+    return backward_checked(fn, &P, workspace, o, lse, dout, dq, dk, dv, cs);
 }
 
 } // extern "C"
