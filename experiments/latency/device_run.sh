@@ -3,7 +3,7 @@
 # builds with meson there, runs the gpu test suite, the latency driver (one process per
 # workload, merged: a kernel fault loses one workload, not the run) and peers.py, then
 # joins them. Results and logs under $OUT (at most 8 files come back).
-#   experiments/latency/device_run.sh [tests] [ours] [ncu] [peers] [flex]   (default: tests ours peers)
+#   experiments/latency/device_run.sh [tests] [sanitize] [ours] [ncu] [peers] [flex]   (default: tests ours peers)
 # Env: FLAMIA_GIT_COMMIT (stamped into the HDF5 files), LAT_ARGS, PEER_ARGS, WORKLOADS.
 set -u
 OUT=${OUT:-/tmp/flamia-out}
@@ -25,6 +25,16 @@ if has tests; then
   cp $B/meson-logs/testlog.txt "$OUT/testlog.txt"
   grep -E "^(test|result|duration): " "$OUT/testlog.txt" | paste - - - | awk '{print $4, $6, $8, $9, $10}'
   grep -hE "^FAIL|leak probe|graph capture|e4m3 hardware|relL2|bit-exact|failures" "$OUT/testlog.txt" | cut -c1-230 | head -70
+fi
+if has sanitize; then
+  # issue 4: memcheck and racecheck clean on small cases (quantize, forward via the API test)
+  for tool in memcheck racecheck; do
+    FLAMIA_TEST_SMALL=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/test_gpu_quantize \
+      >"$OUT/sanitize-$tool.log" 2>&1; echo "compute-sanitizer $tool test_gpu_quantize: rc=$?"
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/test_gpu_api >>"$OUT/sanitize-$tool.log" 2>&1
+    echo "compute-sanitizer $tool test_gpu_api: rc=$?"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-$tool.log" | sort | uniq -c
+  done
 fi
 if has ours; then
   P=/tmp/lat-parts; rm -rf $P; mkdir -p $P; i=0; : >"$OUT/ours.log"

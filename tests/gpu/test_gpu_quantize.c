@@ -276,7 +276,11 @@ int main(void) {
                 run_case("300 one-token documents", presets[pi], had, cu, 300, 2, 2, D, seed++);
             }
     /* a larger pack to cover many CTAs and head slots per CTA */
-    /* large packs: 8 head slots per CTA (more than the cp.async ring holds) */
+    if (getenv("FLAMIA_TEST_SMALL")) { /* compute-sanitizer runs: small cases only */
+        printf("test_gpu_quantize: FLAMIA_TEST_SMALL set, large packs skipped\n");
+        return failures ? 1 : 0;
+    }
+    /* large packs: up to 8 head slots per CTA (the register prefetch crosses slots) */
     int n = random_lens(&r, 45000, lens, CAP);
     cu_from_lens(lens, n, cu);
     run_case("large random pack", "mxfp8", 0, cu, n, 16, 16, 128, seed++);
