@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
     const int Hq = atoi(argv[3]), Hkv = atoi(argv[4]), causal = atoi(argv[5]);
     const int reps = argc > 7 ? atoi(argv[7]) : 0;
     const int D = 128;
-    if (getenv("BWD_VARIANT")) flamia_bwd_debug_variant = atoi(getenv("BWD_VARIANT"));
+    flamia_bwd_debug_variant = getenv("BWD_VARIANT") ? atoi(getenv("BWD_VARIANT")) : 1; /* harness default: FP8 */
     enum flamia_sm90_kind kind = !strcmp(kind_s, "bf16")    ? FLAMIA_SM90_BF16
                                  : !strcmp(kind_s, "mxfp8") ? FLAMIA_SM90_MXFP8
                                                             : FLAMIA_SM90_MXFP8_EXACT;
