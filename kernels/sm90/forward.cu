@@ -30,10 +30,16 @@
  * key pi(c), pi(32b + 8j + 2t + e) = 32b + 16(j>>1) + 4t + 2(j&1) + e, so the
  * accumulator's columns are already the A fragment's keys. (BF16: identity.)
  *
- * Work: one CTA per (document, 128-query tile, query head), heaviest tiles first;
- * two consumer warpgroups of 64 query rows each. K (and Q) are staged by cp.async
- * (the row permutation is free there); V^T by TMA (its tiles start at arbitrary
- * token offsets, which TMA handles and 16-byte cp.async cannot).
+ * Work: one CTA per (document, 128-query tile, query head), heaviest tiles launch first.
+ * Warp specialization: warpgroup 0 is the producer (setmaxnreg 40), warpgroups 1 and 2
+ * consume 64 query rows each (setmaxnreg 232). Stages (3 FP8, 2 BF16) hand over through
+ * full/empty mbarriers. Producer: K by cp.async (FP8: rows permuted as above); V^T by TMA
+ * from vt_codes when the document starts 16-byte aligned on the token axis (TMA at an
+ * unaligned tile start faults: illegal instruction, measured), otherwise V rows
+ * (v_codes / v_bf16) by cp.async into a staging buffer and a byte/half transpose in shared
+ * memory. Consumers: S(n+1) = Q K(n+1)^T is issued together with O += P(n) V(n), and the
+ * softmax of S(n+1) runs while P V is on the tensor cores; optional ping-pong (named
+ * barriers) orders the two consumers' wgmma issue. Measured numbers: docs/perf-notes.md.
  */
 #include <cuda.h>
 #include <cuda_bf16.h>
