@@ -16,6 +16,7 @@ static char *attr_text(hid_t a) {
             char *p = NULL;
             hid_t mt = H5Tcopy(H5T_C_S1);
             H5Tset_size(mt, H5T_VARIABLE);
+            H5Tset_cset(mt, H5Tget_cset(t)); /* h5py writes UTF-8: no ASCII<->UTF-8 conversion */
             if (H5Aread(a, mt, &p) >= 0 && p) {
                 out = strdup(p);
                 H5free_memory(p);
@@ -107,6 +108,7 @@ static herr_t col_cb(hid_t g, const char *name, const H5L_info_t *info, void *op
             char **tmp = calloc(c->n ? c->n : 1, sizeof(char *));
             hid_t mt = H5Tcopy(H5T_C_S1);
             H5Tset_size(mt, H5T_VARIABLE);
+            H5Tset_cset(mt, H5Tget_cset(ty));
             if (c->n && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, tmp) < 0) bad = 1;
             for (size_t i = 0; i < c->n; i++) {
                 c->s[i] = strdup(tmp[i] ? tmp[i] : "");

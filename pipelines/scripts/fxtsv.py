@@ -50,7 +50,11 @@ class Result:
         if m.get("backend") == "cpu":
             hw = "CPU run on %s (%s cores)" % (dev, m.get("cpu_cores", "?"))
         else:
-            hw = "%s (driver %s)" % (m.get("gpu_name", dev), m.get("gpu_driver", "?"))
+            hw = m.get("gpu_name") or dev
+            extra = [x for x in ("driver " + m["gpu_driver"] if m.get("gpu_driver") else "",
+                                 "CUDA " + m["cuda_runtime"] if m.get("cuda_runtime") else "") if x]
+            if extra:
+                hw += " (%s)" % ", ".join(extra)
         commit = m.get("git_commit", "unknown")[:12]
         if m.get("git_dirty") == "1":
             commit += " (uncommitted changes)"

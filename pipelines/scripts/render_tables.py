@@ -277,64 +277,62 @@ def table_a(args, cfg, inputs):
                 "on a GPU machine, or copy its HDF5 files into data/measured/<gpu>/.")
         write_table(args.md, args.tex, title, "No numbers: this table is GPU-only.", [], [], [note], "tab:latency")
         return
-    parts_md, parts_tex = [], []
-    for i, h5 in enumerate(files):
+    title = "Table A - latency"
+    timings, provs, generic = [], [], []
+    for h5 in files:
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "x")
             subprocess.run([tool, h5, out], check=True)
             res = Result(out)
-            names = res.tables()
-            if "timings" in names:
-                # latency schema (experiments/latency): long format -> workload x system per pass
-                rows = res.table("timings")
-                for pas in uniq(r["pass"] for r in rows):
-                    sub = [r for r in rows if r["pass"] == pas]
-                    systems = uniq(r["system"] for r in sub)
-                    wls = uniq(r["workload"] for r in sub)
-                    header = ["workload"] + ["%s (ms)" % x for x in systems] + ["fastest"]
-                    body = []
-                    for w in wls:
-                        cells, best = [w], None
-                        for x in systems:
-                            m = [r for r in sub if r["workload"] == w and r["system"] == x]
-                            v = m[0]["ms"] if m else float("nan")
-                            ok = isinstance(v, float) and not math.isnan(v)
-                            cells.append("%.3f" % v if ok else (m[0].get("note") or "-") if m else "-")
-                            if ok and (best is None or v < best[1]):
-                                best = (x, v)
-                        cells.append(best[0] if best else "-")
-                        body.append(cells)
-                    md = args.md + ".part%d_%s" % (i, pas)
-                    tex = args.tex + ".part%d_%s" % (i, pas)
-                    caption = ("Median latency per workload and system, pass '%s' (%s). Causal, packed, "
-                               "16 heads, d = 128. %s" % (pas, os.path.relpath(h5), res.provenance(inputs=False)))
-                    write_table(md, tex, title + " (" + pas + ")", caption, header, body)
-                    parts_md.append(md)
-                    parts_tex.append(tex)
+            provs.append("%s: %s" % (os.path.relpath(h5), res.provenance(inputs=False)))
+            if res.has_table("timings"):
+                timings += res.table("timings")
+            else:
+                generic.append((h5, res, {t: res.table(t) for t in res.tables()}))
+    parts = []  # (title, caption, header, body)
+    for pas in uniq(r["pass"] for r in timings):
+        sub = [r for r in timings if r["pass"] == pas]
+        systems = uniq(r["system"] for r in sub)
+        header = ["workload"] + ["%s (ms)" % x for x in systems] + ["fastest"]
+        body = []
+        for w in uniq(r["workload"] for r in sub):
+            cells, best = [w], None
+            for x in systems:
+                m = [r for r in sub if r["workload"] == w and r["system"] == x]
+                v = m[0]["ms"] if m else float("nan")
+                ok = isinstance(v, float) and not math.isnan(v)
+                cells.append("%.3f" % v if ok else ((str(m[0].get("note")) or "-") if m else "-"))
+                if ok and (best is None or v < best[1]):
+                    best = (x, v)
+            cells.append(best[0] if best else "-")
+            body.append(cells)
+        caption = ("Median latency (CUDA events) per workload and system, pass '%s'; causal, packed, 16 heads, "
+                   "d = 128; flamia-* are our sm90 kernels, the others PyTorch/cuDNN/FlexAttention peers timed "
+                   "in the same device session. The paper's Table A times the whole training call (quantize + "
+                   "forward + backward); passes without a backward are partial. Sources: %s"
+                   % (pas, " | ".join(provs)))
+        parts.append(("%s (%s)" % (title, pas), caption, header, body))
+    for h5, res, tabs in generic:
+        for tname, rows in tabs.items():
+            if not rows:
                 continue
-            for tname in names:
-                rows = res.table(tname)
-                if not rows:
-                    continue
-                header = list(rows[0].keys())
-                body = [[fmt_fix(r[h], 4) if isinstance(r[h], float) and not float(r[h]).is_integer()
-                         else (str(int(r[h])) if isinstance(r[h], float) and not math.isnan(r[h]) else str(r[h]))
-                         for h in header] for r in rows]
-                md = args.md + ".part%d_%s" % (i, tname)
-                tex = args.tex + ".part%d_%s" % (i, tname)
-                caption = "%s (%s, table %s). %s" % (os.path.basename(h5), os.path.dirname(h5), tname,
-                                                     res.provenance(inputs=False))
-                write_table(md, tex, title, caption, header, body)
-                parts_md.append(md)
-                parts_tex.append(tex)
+            header = list(rows[0].keys())
+            body = [[fmt_fix(r[h], 4) if isinstance(r[h], float) and not float(r[h]).is_integer()
+                     else (str(int(r[h])) if isinstance(r[h], float) and not math.isnan(r[h]) else str(r[h]))
+                     for h in header] for r in rows]
+            parts.append((title, "%s, table %s. %s" % (os.path.relpath(h5), tname, res.provenance(inputs=False)),
+                          header, body))
+    md_parts, tex_parts = [], []
+    with tempfile.TemporaryDirectory() as d:
+        for i, (t, cap, header, body) in enumerate(parts):
+            md, tex = os.path.join(d, "%d.md" % i), os.path.join(d, "%d.tex" % i)
+            write_table(md, tex, t, cap, header, body, label="tab:latency-%d" % i)
+            md_parts.append(open(md, encoding="utf-8").read())
+            tex_parts.append(open(tex, encoding="utf-8").read())
     with open(args.md, "w", encoding="utf-8") as f:
-        for p in parts_md:
-            f.write(open(p, encoding="utf-8").read() + "\n")
-            os.remove(p)
+        f.write("\n".join(md_parts))
     with open(args.tex, "w", encoding="utf-8") as f:
-        for p in parts_tex:
-            f.write(open(p, encoding="utf-8").read() + "\n")
-            os.remove(p)
+        f.write("\n".join(tex_parts))
 
 
 def main():
