@@ -289,10 +289,43 @@ __global__ void __launch_bounds__(256) bwd_transpose(const TrParams p) {
 }
 
 /* ================================================================ 4. dq out */
-__global__ void bwd_dq_out(const float4 *acc, uint2 *dq, size_t n4) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x) {
-        const float4 v = acc[i];
-        dq[i] = make_uint2(bf16x2(v.x, v.y), bf16x2(v.z, v.w));
+/* Hadamard option (numerics.md 2): dQ, dK were computed in the rotated basis and are
+ * rotated back by the same H_D / sqrt(D), the butterflies of flamia_ref_hadamard (each
+ * stage forms a + b and a - b of the same pairs, so the FP32 results are the reference's
+ * for the same inputs). `x` holds 4 consecutive dims 4 lane..4 lane+3 of one row (D=128
+ * spread over a warp): stages 1, 2 in the thread, 4..64 across lanes. */
+__device__ __forceinline__ void hadamard_row4(float (&x)[4], int lane, float norm) {
+    float a = x[0], b = x[1];
+    x[0] = a + b, x[1] = a - b;
+    a = x[2], b = x[3];
+    x[2] = a + b, x[3] = a - b;
+    a = x[0], b = x[2];
+    x[0] = a + b, x[2] = a - b;
+    a = x[1], b = x[3];
+    x[1] = a + b, x[3] = a - b;
+#pragma unroll
+    for (int st = 0; st < 5; st++) {
+        const int m = 1 << st;
+        const bool upper = (lane & m) != 0;
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const float o = __shfl_xor_sync(0xffffffffu, x[e], m);
+            x[e] = upper ? o - x[e] : x[e] + o;
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < 4; e++) x[e] *= norm;
+}
+
+/* dq_accum [rows][128] -> BF16 dq (rotated back when hadamard): one warp per row */
+__global__ void bwd_dq_out(const float4 *acc, uint2 *dq, size_t rows, int hadamard, float had_norm) {
+    const int lane = threadIdx.x & 31;
+    for (size_t r = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; r < rows;
+         r += ((size_t)gridDim.x * blockDim.x) >> 5) {
+        const float4 v = acc[r * 32 + lane];
+        float x[4] = {v.x, v.y, v.z, v.w};
+        if (hadamard) hadamard_row4(x, lane, had_norm);
+        dq[r * 32 + lane] = make_uint2(bf16x2(x[0], x[1]), bf16x2(x[2], x[3]));
     }
 }
 
@@ -305,8 +338,8 @@ struct MainParams {
     float *dq_acc;
     uint16_t *dk, *dv;
     const int32_t *cu;
-    int T, Hq, Hkv, group, causal;
-    float c, scale;
+    int T, Hq, Hkv, group, causal, hadamard;
+    float c, scale, had_norm;
 };
 
 /* ================================================================ 3a. plain kernel */
@@ -464,11 +497,38 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
         }
     }
     const int j = j0 + aj;
+#pragma unroll
+    for (int x = 0; x < 16; x++) dk[x] *= p.scale;
+    if (p.hadamard) { /* dims ad..ad+15 here (in-thread stages 1..8), 8 lanes per key (16..64) */
+#pragma unroll
+        for (int st = 0; st < 4; st++) {
+            const int len2 = 1 << st;
+#pragma unroll
+            for (int x = 0; x < 16; x++)
+                if ((x & len2) == 0) {
+                    const float a = dk[x], b = dk[x + len2];
+                    dk[x] = a + b;
+                    dk[x + len2] = a - b;
+                }
+        }
+#pragma unroll
+        for (int st = 0; st < 3; st++) {
+            const int m = 1 << st;
+            const bool upper = (tid & m) != 0;
+#pragma unroll
+            for (int x = 0; x < 16; x++) {
+                const float o = __shfl_xor_sync(0xffffffffu, dk[x], m);
+                dk[x] = upper ? o - dk[x] : dk[x] + o;
+            }
+        }
+#pragma unroll
+        for (int x = 0; x < 16; x++) dk[x] *= p.had_norm;
+    }
     if (j < len) {
         const size_t r = ((size_t)(ds + j) * p.Hkv + hk) * kD + ad;
 #pragma unroll
         for (int x = 0; x < 16; x += 2) {
-            *reinterpret_cast<uint32_t *>(p.dk + r + x) = bf16x2(dk[x] * p.scale, dk[x + 1] * p.scale);
+            *reinterpret_cast<uint32_t *>(p.dk + r + x) = bf16x2(dk[x], dk[x + 1]);
             *reinterpret_cast<uint32_t *>(p.dv + r + x) = bf16x2(dv[x], dv[x + 1]);
         }
     }
@@ -976,19 +1036,57 @@ __global__ void __launch_bounds__(256, 1)
         }
     }
 
-    /* ---- epilogue: dK = scale acc, dV = 2^(G-8) acc (BF16) */
+    /* ---- epilogue: dK = scale acc (rotated back when hadamard), dV = 2^(G-8) acc (BF16).
+     * Accumulator column c = 8 jn + 2 tq + e: Hadamard stage 1 is e (in the thread),
+     * stages 2, 4 are tq (lanes xor 1, 2), stages 8..64 are jn (in the thread). */
+#pragma unroll
+    for (int x = 0; x < 64; x++) dkacc[x] *= p.scale;
+    if (p.hadamard) {
+#pragma unroll
+        for (int jn = 0; jn < 16; jn++)
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++) {
+                const float a = dkacc[4 * jn + 2 * hh], b = dkacc[4 * jn + 2 * hh + 1];
+                dkacc[4 * jn + 2 * hh] = a + b;
+                dkacc[4 * jn + 2 * hh + 1] = a - b;
+            }
+#pragma unroll
+        for (int st = 0; st < 2; st++) {
+            const int m = 1 << st;
+            const bool upper = (tq & m) != 0;
+#pragma unroll
+            for (int x = 0; x < 64; x++) {
+                const float o = __shfl_xor_sync(0xffffffffu, dkacc[x], m);
+                dkacc[x] = upper ? o - dkacc[x] : dkacc[x] + o;
+            }
+        }
+#pragma unroll
+        for (int st = 0; st < 4; st++) { /* jn stride ls: dims 8 ls */
+            const int ls = 1 << st;
+#pragma unroll
+            for (int jn = 0; jn < 16; jn++)
+                if ((jn & ls) == 0)
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        const float a = dkacc[4 * jn + q], b = dkacc[4 * (jn + ls) + q];
+                        dkacc[4 * jn + q] = a + b;
+                        dkacc[4 * (jn + ls) + q] = a - b;
+                    }
+        }
+#pragma unroll
+        for (int x = 0; x < 64; x++) dkacc[x] *= p.had_norm;
+    }
 #pragma unroll
     for (int hh = 0; hh < 2; hh++) {
         const int j = k0 + rloc[hh];
         if (j >= len) continue;
         const size_t r = ((size_t)(ds + j) * p.Hkv + hk) * kD;
         uint32_t *dkrow = (uint32_t *)(p.dk + r), *dvrow = (uint32_t *)(p.dv + r);
-        const float fk = p.scale, fv = 1.f;
 #pragma unroll
         for (int jn = 0; jn < 16; jn++) {
             const int idx = 4 * jn + 2 * hh;
-            dkrow[4 * jn + tq] = bf16x2(dkacc[idx] * fk, dkacc[idx + 1] * fk);
-            dvrow[4 * jn + tq] = bf16x2(flamia_ldexpf(dvacc[idx] * fv, G - 8), flamia_ldexpf(dvacc[idx + 1] * fv, G - 8));
+            dkrow[4 * jn + tq] = bf16x2(dkacc[idx], dkacc[idx + 1]);
+            dvrow[4 * jn + tq] = bf16x2(flamia_ldexpf(dvacc[idx], G - 8), flamia_ldexpf(dvacc[idx + 1], G - 8));
         }
     }
 }
@@ -1080,7 +1178,6 @@ cudaError_t flamia_sm90_backward(const struct flamia_sm90_problem *P, void *work
                                  cudaStream_t stream) {
     using namespace flamia_bwd;
     if (P->head_dim != kD) return cudaErrorNotSupported;
-    if (P->hadamard) return cudaErrorNotSupported; /* dQ, dK rotation back: not implemented yet */
     if (P->total_tokens <= 0 || P->num_docs <= 0 || P->max_seqlen <= 0) return cudaSuccess;
     const flamia_sm90_layout L = flamia_sm90_layout_of(P);
     uint8_t *ws = (uint8_t *)workspace;
@@ -1156,6 +1253,8 @@ cudaError_t flamia_sm90_backward(const struct flamia_sm90_problem *P, void *work
     mp.causal = P->causal;
     mp.c = P->softmax_scale * 1.44269504088896341f;
     mp.scale = P->softmax_scale;
+    mp.hadamard = P->hadamard;
+    mp.had_norm = 1.0f / sqrtf((float)kD); /* as flamia_ref_hadamard */
     if (!fp8) e = launch_simt<0>(mp, P->num_docs, P->max_seqlen, stream);
     else if (bwd_variant() == 0)
         e = P->kind == FLAMIA_SM90_MXFP8 ? launch_simt<1>(mp, P->num_docs, P->max_seqlen, stream)
@@ -1175,8 +1274,9 @@ cudaError_t flamia_sm90_backward(const struct flamia_sm90_problem *P, void *work
     if (e != cudaSuccess) return e;
 
     /* 4. dq -> BF16 */
-    const size_t n4 = nq / 4;
-    const int blocks = (int)((n4 + 255) / 256 < 132 * 16 ? (n4 + 255) / 256 : 132 * 16);
-    bwd_dq_out<<<blocks, 256, 0, stream>>>((const float4 *)dq_acc, (uint2 *)dq, n4);
+    const size_t rows = (size_t)T * P->heads_q; /* one warp per row of 128 */
+    const int blocks = (int)((rows + 7) / 8 < 132 * 32 ? (rows + 7) / 8 : 132 * 32);
+    bwd_dq_out<<<blocks, 256, 0, stream>>>((const float4 *)dq_acc, (uint2 *)dq, rows, P->hadamard,
+                                           1.0f / sqrtf((float)kD));
     return cudaGetLastError();
 }

@@ -3,7 +3,8 @@
  * flamia_cuda_backward against the CPU reference of the same recipe
  * (flamia_ref_backward, fed the same BF16 inputs and the GPU's O and lse) on
  * random packed layouts: 1-token documents, odd lengths, lengths not a
- * multiple of 32 or 128, GQA, causal and not; recipes mxfp8, mxfp8-exact, bf16.
+ * multiple of 32 or 128, GQA, causal and not, Hadamard on (dQ, dK rotated back);
+ * recipes mxfp8, mxfp8-exact, bf16.
  * dQ, dK, dV are poisoned (BF16 NaN) before the call: every element must be
  * written. Exits 77 (skip) while flamia_cuda_backward answers UNSUPPORTED.
  *
@@ -60,11 +61,12 @@ static cmp_t compare(const uint16_t *gpu, const float *ref, const double *f64, s
     return c;
 }
 
-static void run_case(const char *label, const char *preset, int causal, const int32_t *cu, int ndocs, int Hq,
-                     int Hkv, rng_t *r) {
+static void run_case(const char *label, const char *preset, int hadamard, int causal, const int32_t *cu, int ndocs,
+                     int Hq, int Hkv, rng_t *r) {
     const int T = cu[ndocs], D = 128;
     flamia_recipe rec;
     FL(flamia_recipe_preset(preset, &rec));
+    rec.hadamard = hadamard;
     const size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
     float *q = xmalloc(nq * 4), *k = xmalloc(nk * 4), *v = xmalloc(nk * 4), *g = xmalloc(nq * 4);
     uint16_t *bq = xmalloc(nq * 2), *bk = xmalloc(nk * 2), *bv = xmalloc(nk * 2), *bg = xmalloc(nq * 2);
@@ -131,9 +133,9 @@ static void run_case(const char *label, const char *preset, int causal, const in
     double *q64 = xmalloc(nq * 8), *k64 = xmalloc(nk * 8), *v64 = xmalloc(nk * 8);
     FL(flamia_ref64_backward(&hs, q, k, v, g, q64, k64, v64));
     const cmp_t cq = compare(hq, rq, q64, nq), ck = compare(hk, rk, k64, nk), cv = compare(hv, rv, v64, nk);
-    printf("%-28s %-11s causal=%d T=%5d docs=%3d Hq=%d Hkv=%d | relL2 (max) vs ref: dQ %.2e (%.2e) dK %.2e (%.2e) "
+    printf("%-28s %-11s had=%d causal=%d T=%5d docs=%3d Hq=%d Hkv=%d | relL2 (max) vs ref: dQ %.2e (%.2e) dK %.2e (%.2e) "
            "dV %.2e (%.2e) | ref vs f64: %.2e %.2e %.2e | unwritten %ld\n",
-           label, preset, causal, T, ndocs, Hq, Hkv, cq.rel, cq.maxrel, ck.rel, ck.maxrel, cv.rel, cv.maxrel,
+           label, preset, hadamard, causal, T, ndocs, Hq, Hkv, cq.rel, cq.maxrel, ck.rel, ck.maxrel, cv.rel, cv.maxrel,
            cq.rel64, ck.rel64, cv.rel64, cq.nonfinite + ck.nonfinite + cv.nonfinite);
     const int fp8 = strcmp(preset, "bf16") != 0;
     EXPECT(cq.nonfinite + ck.nonfinite + cv.nonfinite == 0, "%s %s: outputs unwritten or non-finite", label, preset);
@@ -165,21 +167,25 @@ int main(void) {
         const char *p = presets[pi];
         int n = random_lens(&r, 1400, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, MHA", p, 1, cu, n, 4, 4, &r);
+        run_case("random packed, MHA", p, 0, 1, cu, n, 4, 4, &r);
         n = random_lens(&r, 900, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, GQA 8/2", p, 1, cu, n, 8, 2, &r);
+        run_case("random packed, GQA 8/2", p, 0, 1, cu, n, 8, 2, &r);
         lens[0] = 1000;
         cu_from_lens(lens, 1, cu);
-        run_case("one document of 1000, GQA 2/1", p, 1, cu, 1, 2, 1, &r);
+        run_case("one document of 1000, GQA 2/1", p, 0, 1, cu, 1, 2, 1, &r);
         for (int i = 0; i < 64; i++) lens[i] = 1;
         lens[64] = 129;
         cu_from_lens(lens, 65, cu);
-        run_case("64 one-token docs + 129", p, 1, cu, 65, 2, 2, &r);
+        run_case("64 one-token docs + 129", p, 0, 1, cu, 65, 2, 2, &r);
         n = random_lens(&r, 700, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, non-causal", p, 0, cu, n, 2, 1, &r);
+        run_case("random packed, non-causal", p, 0, 0, cu, n, 2, 1, &r);
     }
+    int n = random_lens(&r, 1000, lens, CAP);
+    cu_from_lens(lens, n, cu);
+    run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, &r);
+    run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, &r);
     if (failures) {
         fprintf(stderr, "test_gpu_backward: %d failures\n", failures);
         return 1;
