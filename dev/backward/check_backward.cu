@@ -16,9 +16,8 @@
  * Bounds (see backward.cu's header and docs/perf-notes.md "Backward kernel"): both sides
  * round to BF16; the GPU sums in FP32 (wgmma) instead of FP64 and uses ex2.approx, which
  * flips a P or dS code only on a rounding boundary; the folded contraction scales differ
- * only on E4M3 subnormals. So dQ and dK:  relL2 <= 5e-3 and max|d| <= 5e-2 max|ref|.
- * dV: the same with the plain kernel; the FP8 kernel re-rounds the normalized P to E4M3
- * for dV = P^T dO (documented deviation), bound relL2 <= 3e-2, max|d| <= 1e-1 max|ref|.
+ * only on E4M3 subnormals; dV multiplies P in F16 (v3). So dQ, dK, dV: relL2 <= 5e-3 and
+ * max|d| <= 5e-2 max|ref| (v2, with E4M3 P for dV, needed 3e-2 / 1e-1 on dV).
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -349,8 +348,7 @@ int main(int argc, char **argv) {
         cq = compare(dq, rq, have64 ? &q64 : nullptr);
         ck = compare(dk, rk, have64 ? &k64 : nullptr);
         cv = compare(dv, rv, have64 ? &v64 : nullptr);
-        const bool plain = flamia_bwd_debug_variant == 0 || kind == FLAMIA_SM90_BF16;
-        const double dv_rel = plain ? 5e-3 : 3e-2, dv_max = plain ? 5e-2 : 1e-1;
+        const double dv_rel = 5e-3, dv_max = 5e-2; /* v2's E4M3 P for dV needed 3e-2, 1e-1 */
         ok = ok && cq.rel <= 5e-3 && cq.maxrel <= 5e-2 && ck.rel <= 5e-3 && ck.maxrel <= 5e-2 && cv.rel <= dv_rel &&
              cv.maxrel <= dv_max;
         printf("  ref: dS flushed %.0f / %.0f nonzero, P codes %.0f mismatch %.0f (unexplained %.0f)\n",

@@ -9,8 +9,8 @@
  *                    blocks, CEIL; per token for mxfp8-exact), do_codes / do_exp,
  *                    and D_i = sum_d dO^_id O_id from the SAME quantized dO (FP32);
  *                    BF16 kind: do_bf16 copy and D from the BF16 dO.
- *  2. bwd_transpose  qt_codes, kt_codes, dot_codes: the same codes transposed to
- *                    [H][D][t_pad] (pad tokens zero) - one payload, two directions.
+ *  2. bwd_transpose  qt_codes, kt_codes: the same codes transposed to [H][D][t_pad]
+ *                    (pad tokens zero) - one payload, two directions (dot_codes unused).
  *     dq_accum is zeroed (cudaMemsetAsync).
  *  3. main kernel, one CTA per (document, kv head, 128-key tile aligned to the
  *     document start), looping over the GQA group's query heads and the query
@@ -36,9 +36,9 @@
  * two sub-steps of 64 queries:
  *   S^T  = K Q^T     m64n64k32 SS  (row factor 2^eK_j, column factor c 2^eQ_i: exact)
  *   dP^T = V dO^T    m64n64k32 SS  (row factor 2^eV_j, column factor 2^eDO_i: exact)
- *   dV  += P^T dO    m64n128k32 RS (A = P^T from the S accumulator: the permuted
- *                                   query rows make the accumulator columns the A
- *                                   fragment's k indices, as in the forward)
+ *   dV  += P^T dO    m64n128k16 F16 RS (HGMMA; A = P^T 2^(eDO - G) as F16 from the S
+ *                                   accumulator, B = the dO codes as exact F16 values,
+ *                                   rows in the staged (permuted) order, MN-major)
  *   dK  += dS^T Q    m64n128k32 RS
  *   dQ   = dS K      m64n64k32 SS  (dS codes written to shared memory [query][key]);
  *                                  warpgroup w computes head dims 64w..64w+63.
@@ -55,13 +55,12 @@
  *   (v2, dev/backward/v2_branchfree.cu, folded across the 4 key blocks / 2 query blocks
  *   instead: measured dQ/dK relL2 1.0e-2..1.4e-2 vs the reference, because a block whose
  *   scale is 2^s below the step's largest loses its small entries to E4M3 subnormals.)
- *   dV: code = e4m3(P_ij 2^(8 + eDO_i - G)), G = max eDO over the queries the key
- *       tile sees (all heads of the group). NOTE: P_ij contains the normalizer
- *       exp2(m_i - lse_i/ln2), which is not a power of two, so this is one extra
- *       E4M3 rounding of the normalized P (relative <= 2^-4 per element, RNE) beyond
- *       the reference, which multiplies the FP32 P: measured dV relL2 2.7e-2 (v2).
- *       Exact-enough alternatives: F16 P with F16 dO codes (HGMMA), or a numerics.md
- *       definition of dV's P operand as e4m3 of the normalized P.
+ *   dV: P_ij contains the normalizer exp2(m_i - lse_i/ln2), not a power of two: an
+ *       E4M3 operand would re-round P (v2 did: relative <= 2^-4 an element, measured
+ *       dV relL2 2.7e-2). v3 multiplies P 2^(eDO_i - G) in F16 (relative 2^-11; G =
+ *       max eDO over the queries the key tile sees, all heads of the group; values
+ *       below F16's normal range lose bits: the subnormal latitude) by the dO codes,
+ *       exact in F16. Costs the F16 rate (half of FP8) on this one product.
  * TMA: the transposed tiles (tokens innermost) can be loaded by TMA only when their
  * first token is 16-byte aligned (document start % 16 == 0); otherwise they are built
  * by a shared-memory transpose of the staged row tiles (v2 faulted there).
@@ -588,6 +587,18 @@ __device__ __forceinline__ uint64_t desc_sw128(uint32_t saddr) {
     d |= (uint64_t)1 << 62;
     return d;
 }
+/* the same with explicit leading / stride byte offsets (MN-major 16-bit B operand) */
+__device__ __forceinline__ uint64_t desc_mn(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
+    uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
+    d |= (uint64_t)((lbo >> 4) & 0x3FFFu) << 16;
+    d |= (uint64_t)((sbo >> 4) & 0x3FFFu) << 32;
+    d |= (uint64_t)1 << 62;
+    return d;
+}
+__device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
 __device__ __forceinline__ uint32_t sw128(int r, int q) { return (uint32_t)(r * 128 + ((q ^ (r & 7)) << 4)); }
 /* query held by row c of a permuted Q / dO tile (forward.cu's perm_key) */
 __device__ __forceinline__ int perm_row(int c) {
@@ -602,11 +613,12 @@ __device__ __forceinline__ float pow2b(int e) { return __int_as_float(min(max(e 
 struct SmemF {
     static constexpr int kTile = 128 * 128;
     static constexpr int kK = 0, kV = kK + kTile, kKt = kV + kTile;
-    static constexpr int kBuf = kKt + kTile;                 /* 2 x {Q, dO, Q^T, dO^T} */
-    static constexpr int kQ = 0, kDO = kTile, kQt = 2 * kTile, kDOt = 3 * kTile, kBufBytes = 4 * kTile;
-    static constexpr int kDS = kBuf + 2 * kBufBytes;         /* 2 x [64][128] dS codes (dQ operand) */
+    static constexpr int kBuf = kKt + kTile;                 /* 2 x {Q, dO, Q^T} */
+    static constexpr int kQ = 0, kDO = kTile, kQt = 2 * kTile, kBufBytes = 3 * kTile;
+    static constexpr int kDOh = kBuf + 2 * kBufBytes;        /* dO codes as F16, [128 rows c][128 D], 2 panels */
+    static constexpr int kDS = kDOh + 2 * kTile;             /* 2 x [64][128] dS codes (dQ operand) */
     static constexpr int kRow = kDS + kTile;                 /* 2 x per query of the tile (natural order): */
-    /* float crow, m, norm*2^-8, delta, 2^eDO, pvf; int qlim, eq : 8 x 128 x 4 */
+    /* float crow, m, norm*2^-8, delta, 2^eDO, 2^(eDO-G); int qlim, eq : 8 x 128 x 4 */
     static constexpr int kRowBytes = 8 * 128 * 4;
     static constexpr int kAmax = kRow + 2 * kRowBytes;       /* uint [4][64] */
     static constexpr int kEds = kAmax + 4 * 64 * 4;          /* int [4][64] */
@@ -639,8 +651,8 @@ __device__ __forceinline__ void smem_transpose(const uint8_t *src, uint8_t *dst,
 
 template <int KIND> /* 1 mxfp8, 2 mxfp8-exact */
 __global__ void __launch_bounds__(256, 1)
-    bwd_main_fp8(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_dot,
-                 const __grid_constant__ CUtensorMap tm_kt, const MainParams p) {
+    bwd_main_fp8(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
+                 const MainParams p) {
     using SM = SmemF;
     constexpr int NOEXP = -1000;
     extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -745,9 +757,8 @@ __global__ void __launch_bounds__(256, 1)
         if (tid == 0) {
             const uint32_t bar = smem_u32(&sBar[b]);
             if (tma_ok) {
-                mbar_expect_tx(bar, 2 * 128 * 128);
+                mbar_expect_tx(bar, 128 * 128);
                 tma_load_3d(smem_u32(buf + SM::kQt), &tm_qt, ds + q0, 0, h, bar);
-                tma_load_3d(smem_u32(buf + SM::kDOt), &tm_dot, ds + q0, 0, h, bar);
             } else { /* complete the phase without a transfer (parity bookkeeping stays uniform) */
                 asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
             }
@@ -766,7 +777,7 @@ __global__ void __launch_bounds__(256, 1)
                 cr = p.c * flamia_pow2f(eq);
                 const int edo = p.doe[r];
                 dof = flamia_pow2f(edo);
-                pvf = pow2z(8 + edo - G);
+                pvf = pow2z(edo - G); /* dV operand: P 2^(eDO - G) in F16 */
                 qlim = p.causal ? i : len - 1;
             }
             row[tid] = cr;
@@ -800,16 +811,36 @@ __global__ void __launch_bounds__(256, 1)
         if (it == 0 && tma_ok) mbar_wait(smem_u32(&sBar[2]), 0u);
 
         uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;
-        if (!tma_ok) { /* transposed tiles from the staged row tiles (row c of Q / dO holds
+        if (!tma_ok) { /* transposed tiles from the staged row tiles (row c of Q holds
                           query perm_row(c), row r of K holds key r) */
             if (it == 0) smem_transpose(smem + SM::kK, smem + SM::kKt, false, tid);
             smem_transpose(buf + SM::kQ, buf + SM::kQt, true, tid);
-            smem_transpose(buf + SM::kDO, buf + SM::kDOt, true, tid);
-            fence_proxy_async();
-            __syncthreads();
         }
+        { /* dV's B operand: the dO codes (rows c as staged) as exact F16 values, MN-major,
+             two 64-dim panels of [128 rows][128 B], 128-byte swizzle (forward.cu's BF16 V) */
+            uint8_t *dh = smem + SM::kDOh;
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int ch = tid + i * 256, r = ch >> 3, q = ch & 7; /* dims 16q..16q+15 */
+                const uint4 v = *reinterpret_cast<const uint4 *>(buf + SM::kDO + sw128(r, q));
+                const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+                uint32_t hv[8];
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(hv[2 * k]) : "h"((uint16_t)(w[k] & 0xffffu)));
+                    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(hv[2 * k + 1]) : "h"((uint16_t)(w[k] >> 16)));
+                }
+                const int c0 = 2 * q, c1 = 2 * q + 1; /* 16-byte F16 chunks (8 dims each) */
+                *reinterpret_cast<uint4 *>(dh + (c0 >> 3) * (128 * 128) + sw128(r, c0 & 7)) =
+                    make_uint4(hv[0], hv[1], hv[2], hv[3]);
+                *reinterpret_cast<uint4 *>(dh + (c1 >> 3) * (128 * 128) + sw128(r, c1 & 7)) =
+                    make_uint4(hv[4], hv[5], hv[6], hv[7]);
+            }
+        }
+        fence_proxy_async();
+        __syncthreads();
         const uint32_t aQ = smem_u32(buf + SM::kQ), aDO = smem_u32(buf + SM::kDO);
-        const uint32_t aQt = smem_u32(buf + SM::kQt), aDOt = smem_u32(buf + SM::kDOt);
+        const uint32_t aQt = smem_u32(buf + SM::kQt), aDOh = smem_u32(smem + SM::kDOh);
         const float *row = (const float *)(smem + SM::kRow + b * SM::kRowBytes);
         const float *sRc = row, *sRm = row + 128, *sRnr = row + 256, *sRdl = row + 384, *sRdof = row + 512,
                     *sRpvf = row + 640;
@@ -836,7 +867,7 @@ __global__ void __launch_bounds__(256, 1)
 
             /* ---- P (forward's codes, final frame), dS (kept in dpacc), dV operand.
              * Column pair (j, tq) holds queries qn, qn + 1 (qn = perm_row(8j + 2tq), even). */
-            uint32_t pa[8];
+            uint32_t pa[16]; /* F16 A fragments of P^T 2^(eDO - G), 4 k-steps of 16 queries */
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const int ql = h2 * 64 + ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1);
@@ -868,17 +899,10 @@ __global__ void __launch_bounds__(256, 1)
                         pv[2 * hh + e] = P * (e ? pvf.y : pvf.x);
                     }
                 }
-                const int bb = j >> 2, jj = j & 3;
-                const uint32_t r0 = flamia_cvt_e4m3x2(pv[0], pv[1]);
-                const uint32_t r1 = flamia_cvt_e4m3x2(pv[2], pv[3]);
-                const int base = 4 * bb + ((jj >> 1) << 1);
-                if ((jj & 1) == 0) {
-                    pa[base] = r0;
-                    pa[base + 1] = r1;
-                } else {
-                    pa[base] |= r0 << 16;
-                    pa[base + 1] |= r1 << 16;
-                }
+                /* k-step kk = j >> 1 (columns 16kk..16kk+15 = rows c of the F16 dO tile):
+                 * regs (row g, cols 2tq..) (row g+8, ..) (row g, 8+2tq..) (row g+8, ..) */
+                pa[4 * (j >> 1) + 2 * (j & 1)] = f16x2(pv[0], pv[1]);
+                pa[4 * (j >> 1) + 2 * (j & 1) + 1] = f16x2(pv[2], pv[3]);
             }
             /* ---- dS group maxima: per (query, 32-key block) */
             bar_named(1 + wg, 128); /* zeroing above is visible */
@@ -982,9 +1006,9 @@ __global__ void __launch_bounds__(256, 1)
             reg_fence(dvacc);
             wgmma_fence();
 #pragma unroll
-            for (int k = 0; k < 2; k++) {
-                const uint32_t a[4] = {pa[4 * k], pa[4 * k + 1], pa[4 * k + 2], pa[4 * k + 3]};
-                bwd_wgmma_e4m3_rs_n128(dvacc, a, desc_sw128(aDOt + h2 * 64 + k * 32), 1);
+            for (int kk = 0; kk < 4; kk++) {
+                const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
+                bwd_wgmma_f16_rs_n128_tb(dvacc, a, desc_mn(aDOh + (h2 * 4 + kk) * 2048, 128 * 128, 1024), 1);
             }
             wgmma_commit();
 #pragma unroll
@@ -1036,7 +1060,7 @@ __global__ void __launch_bounds__(256, 1)
         }
     }
 
-    /* ---- epilogue: dK = scale acc (rotated back when hadamard), dV = 2^(G-8) acc (BF16).
+    /* ---- epilogue: dK = scale acc (rotated back when hadamard), dV = 2^G acc (BF16).
      * Accumulator column c = 8 jn + 2 tq + e: Hadamard stage 1 is e (in the thread),
      * stages 2, 4 are tq (lanes xor 1, 2), stages 8..64 are jn (in the thread). */
 #pragma unroll
@@ -1086,7 +1110,7 @@ __global__ void __launch_bounds__(256, 1)
         for (int jn = 0; jn < 16; jn++) {
             const int idx = 4 * jn + 2 * hh;
             dkrow[4 * jn + tq] = bf16x2(dkacc[idx], dkacc[idx + 1]);
-            dvrow[4 * jn + tq] = bf16x2(flamia_ldexpf(dvacc[idx], G - 8), flamia_ldexpf(dvacc[idx + 1], G - 8));
+            dvrow[4 * jn + tq] = bf16x2(flamia_ldexpf(dvacc[idx], G), flamia_ldexpf(dvacc[idx + 1], G));
         }
     }
 }
@@ -1136,9 +1160,8 @@ template <int KIND> static cudaError_t launch_simt(const MainParams &mp, int num
     return cudaGetLastError();
 }
 
-template <int KIND> static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mdo,
-                                                  const CUtensorMap &mk, int num_docs, int max_seqlen,
-                                                  cudaStream_t stream) {
+template <int KIND> static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
+                                                  int num_docs, int max_seqlen, cudaStream_t stream) {
     const int bytes = SmemF::kBytes;
     static bool attr = false;
     if (!attr) {
@@ -1147,7 +1170,7 @@ template <int KIND> static cudaError_t launch_fp8(const MainParams &mp, const CU
         attr = true;
     }
     dim3 grid(num_docs, mp.Hkv, (max_seqlen + 127) / 128);
-    bwd_main_fp8<KIND><<<grid, 256, bytes, stream>>>(mq, mdo, mk, mp);
+    bwd_main_fp8<KIND><<<grid, 256, bytes, stream>>>(mq, mk, mp);
     return cudaGetLastError();
 }
 
@@ -1218,7 +1241,9 @@ cudaError_t flamia_sm90_backward(const struct flamia_sm90_problem *P, void *work
         tp.heads[2] = P->heads_q;
         tp.T = T;
         tp.t_pad = L.t_pad;
-        bwd_transpose<<<dim3((L.t_pad + 63) / 64, 2 * P->heads_q + P->heads_kv), 256, 0, stream>>>(tp);
+        /* Q^T and K^T (TMA sources of the FP8 kernel); dot_codes stays unwritten: dV takes dO
+         * as F16 rows built in shared memory */
+        bwd_transpose<<<dim3((L.t_pad + 63) / 64, P->heads_q + P->heads_kv), 256, 0, stream>>>(tp);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     float *dq_acc = (float *)(ws + L.dq_accum);
@@ -1260,16 +1285,14 @@ cudaError_t flamia_sm90_backward(const struct flamia_sm90_problem *P, void *work
         e = P->kind == FLAMIA_SM90_MXFP8 ? launch_simt<1>(mp, P->num_docs, P->max_seqlen, stream)
                                           : launch_simt<2>(mp, P->num_docs, P->max_seqlen, stream);
     else {
-        CUtensorMap mq, mdo, mk;
+        CUtensorMap mq, mk;
         memset(&mq, 0, sizeof mq);
-        memset(&mdo, 0, sizeof mdo);
         memset(&mk, 0, sizeof mk);
         if (!make_map(&mq, ws + L.qt_codes, T, L.t_pad, P->heads_q) ||
-            !make_map(&mdo, ws + L.dot_codes, T, L.t_pad, P->heads_q) ||
             !make_map(&mk, ws + L.kt_codes, T, L.t_pad, P->heads_kv))
             return cudaErrorNotSupported;
-        e = P->kind == FLAMIA_SM90_MXFP8 ? launch_fp8<1>(mp, mq, mdo, mk, P->num_docs, P->max_seqlen, stream)
-                                          : launch_fp8<2>(mp, mq, mdo, mk, P->num_docs, P->max_seqlen, stream);
+        e = P->kind == FLAMIA_SM90_MXFP8 ? launch_fp8<1>(mp, mq, mk, P->num_docs, P->max_seqlen, stream)
+                                          : launch_fp8<2>(mp, mq, mk, P->num_docs, P->max_seqlen, stream);
     }
     if (e != cudaSuccess) return e;
 

@@ -9,16 +9,14 @@
  * written. Exits 77 (skip) while flamia_cuda_backward answers UNSUPPORTED.
  *
  * Bounds (docs/numerics.md 4, docs/perf-notes.md "Backward kernel"): both sides
- * round the gradients to BF16; the GPU sums in FP32 (wgmma) where the reference
- * sums in FP64, and evaluates exp2 with ex2.approx: a P or dS code differs only
- * where a value sits on an E4M3 rounding boundary, the folded contraction scales
- * differ only on E4M3 subnormals. Hence for dQ and dK
- *   relative L2 <= 5e-3 and max |d| <= 5e-2 max |ref|.
- * dV: the FP8 kernel feeds dV = P^T dO with P re-rounded to E4M3 after the
- * (non power of two) normalization, an extra relative error <= 2^-4 per P
- * element, averaged over the queries: relative L2 <= 3e-2, max <= 1e-1 (FP8
- * recipes); the BF16 control path: as dQ.
- * Also: GPU-vs-ref below ref-vs-FP64 for dQ, dK of the FP8 recipes.
+ * round the gradients to BF16; the GPU sums in FP32 where the reference sums in
+ * FP64, and evaluates exp2 with ex2.approx: a P or dS code differs only where a
+ * value sits on an E4M3 rounding boundary; the FP8 kernel's folded exponents
+ * (within 32-token blocks, mxfp8-exact only) differ only on E4M3 subnormals and
+ * its dV multiplies P in F16 (relative 2^-11). Hence for dQ, dK and dV
+ *   relative L2 <= 5e-3 and max |d| <= 5e-2 max |ref|
+ * (the default plain kernel measured ~1e-5), and for the FP8 recipes GPU-vs-ref
+ * below ref-vs-FP64 for dQ and dK. FLAMIA_SM90_BWD=fp8 runs the FP8 wgmma kernel.
  */
 #include "gpu_common.h"
 
@@ -141,8 +139,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     EXPECT(cq.nonfinite + ck.nonfinite + cv.nonfinite == 0, "%s %s: outputs unwritten or non-finite", label, preset);
     EXPECT(cq.rel <= 5e-3 && cq.maxrel <= 5e-2, "%s %s: dQ relL2 %.3e max %.3e", label, preset, cq.rel, cq.maxrel);
     EXPECT(ck.rel <= 5e-3 && ck.maxrel <= 5e-2, "%s %s: dK relL2 %.3e max %.3e", label, preset, ck.rel, ck.maxrel);
-    EXPECT(cv.rel <= (fp8 ? 3e-2 : 5e-3) && cv.maxrel <= (fp8 ? 1e-1 : 5e-2), "%s %s: dV relL2 %.3e max %.3e", label,
-           preset, cv.rel, cv.maxrel);
+    EXPECT(cv.rel <= 5e-3 && cv.maxrel <= 5e-2, "%s %s: dV relL2 %.3e max %.3e", label, preset, cv.rel, cv.maxrel);
     if (fp8) {
         EXPECT(cq.rel < cq.rel64, "%s %s: dQ GPU-vs-ref %.3e not below ref-vs-FP64 %.3e", label, preset, cq.rel, cq.rel64);
         EXPECT(ck.rel < ck.rel64, "%s %s: dK GPU-vs-ref %.3e not below ref-vs-FP64 %.3e", label, preset, ck.rel, ck.rel64);
