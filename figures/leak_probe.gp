@@ -8,7 +8,7 @@ if (!exists("outbase")) outbase = 'figures/leak_probe'
 if (!exists("caption")) caption = ''
 set datafile separator "\t"
 nk = int(system("head -1 '".datafile."' | awk -F'\t' '{print (NF-1)/2}'"))
-array kc[4] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
+array kc[5] = ["#9467bd", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
 set style data histogram
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
@@ -26,10 +26,10 @@ do for [fmt in "png pdf"] {
   set multiplot layout 1,2 title "Leak probe: earlier positions' max relative change when later positions are perturbed\n{/*0.8 ".caption."}"
   set title "O"
   set ylabel "max row ||{/Symbol D}O|| / ||O||"
-  plot for [i=1:nk] datafile using (column(1+i)):xtic(1) title columnheader(1+i) noenhanced lc rgb kc[(i-1)%4+1]
+  plot for [i=1:nk] datafile using (column(1+i)):xtic(1) title columnheader(1+i) noenhanced lc rgb kc[(i-1)%5+1]
   set title "dQ"
   set ylabel "max row ||{/Symbol D}dQ|| / ||dQ||"
-  plot for [i=1:nk] datafile using (column(1+nk+i)):xtic(1) title columnheader(1+nk+i) noenhanced lc rgb kc[(i-1)%4+1]
+  plot for [i=1:nk] datafile using (column(1+nk+i)):xtic(1) title columnheader(1+nk+i) noenhanced lc rgb kc[(i-1)%5+1]
   unset multiplot
   set output
 }

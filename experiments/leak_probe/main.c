@@ -12,7 +12,9 @@
  * Within-document probe. For a document and a position t inside it (t not on a 32-token
  * block start, so earlier tokens share t's block), the inputs Q, K, V, dO of every head are
  * changed at positions >= t only, by one of these kinds:
- *   max2x   token t scaled so its max |x| is 2x its token block's max (per tensor and head):
+ *   keys2x  the paper's probe: only the future KEY position t is changed (K and V), scaled
+ *           so its max |x| is 2x its token block's max (per tensor and head)
+ *   max2x   the same scaling applied to Q, K, V and dO of token t:
  *           the block exponent rises by one, the smallest change that moves a scale
  *   x1e4    token t multiplied by 1e4
  *   spike   one element of token t (same channel for all heads) set to 1e4 x the block max
@@ -41,8 +43,8 @@
 
 #include "xp.h"
 
-enum { K_MAX2X, K_X1E4, K_SPIKE, K_EXTREME, NKINDS };
-static const char *kind_names[NKINDS] = {"max2x", "x1e4", "spike", "extreme"};
+enum { K_KEYS2X, K_MAX2X, K_X1E4, K_SPIKE, K_EXTREME, NKINDS };
+static const char *kind_names[NKINDS] = {"keys2x", "max2x", "x1e4", "spike", "extreme"};
 
 typedef struct {
     const xp_workload *w;
@@ -70,6 +72,7 @@ static void perturb_tensor(float *x, int H, int D, docref dr, int t, int kind, i
         float rm = block_amax(x, g, g + 1, H, D, h);
         if (bm == 0) bm = 1;
         switch (kind) {
+        case K_KEYS2X:
         case K_MAX2X: {
             float f = rm > 0 ? 2 * bm / rm : 0;
             if (rm > 0)
@@ -97,7 +100,7 @@ static void usage(const xp_opts *d) {
            "(Table B), plus the cross-document x1e4 probe.\n"
            "Driver options:\n"
            "  --trials N           (document, position) trials per kind (default 3)\n"
-           "  --kinds LIST         subset of max2x,x1e4,spike,extreme (default all)\n"
+           "  --kinds LIST         subset of keys2x,max2x,x1e4,spike,extreme (default all)\n"
            "  --no-cross           skip the cross-document probe\n");
     xp_print_common_usage(d);
 }
@@ -134,7 +137,7 @@ int main(int argc, char **argv) {
                 for (int k = 0; k < NKINDS; k++)
                     if (!strcmp(*p, kind_names[k])) kind_on[k] = found = 1;
                 if (!found) {
-                    fprintf(stderr, "error: --kinds: unknown kind '%s' (max2x x1e4 spike extreme)\n", *p);
+                    fprintf(stderr, "error: --kinds: unknown kind '%s' (keys2x max2x x1e4 spike extreme)\n", *p);
                     return 2;
                 }
             }
@@ -187,7 +190,7 @@ int main(int argc, char **argv) {
     xp_table *pt = xp_table_new("probe", "within-document leak probe, one row per trial");
     xp_table_col(pt, "workload", XP_STR, "", "workload");
     xp_table_col(pt, "recipe", XP_STR, "", "recipe preset");
-    xp_table_col(pt, "kind", XP_STR, "", "perturbation kind (max2x, x1e4, spike, extreme)");
+    xp_table_col(pt, "kind", XP_STR, "", "perturbation kind (keys2x, max2x, x1e4, spike, extreme)");
     xp_table_col(pt, "trial", XP_I64, "1", "trial index");
     xp_table_col(pt, "doc", XP_I64, "1", "perturbed document");
     xp_table_col(pt, "position", XP_I64, "tokens", "first perturbed position t, local to the document");
@@ -268,10 +271,10 @@ int main(int argc, char **argv) {
                     xp_rng prng;
                     xp_rng_seed(&prng, o.seed, 1000 + (uint64_t)tr);
                     int ch = (int)(xp_rng_u64(&prng) % (uint64_t)D);
-                    perturb_tensor(p.q, Hq, D, dr, t, k, ch, &prng);
+                    if (k != K_KEYS2X) perturb_tensor(p.q, Hq, D, dr, t, k, ch, &prng);
                     perturb_tensor(p.k, Hkv, D, dr, t, k, ch, &prng);
                     perturb_tensor(p.v, Hkv, D, dr, t, k, ch, &prng);
-                    perturb_tensor(p.dout, Hq, D, dr, t, k, ch, &prng);
+                    if (k != K_KEYS2X) perturb_tensor(p.dout, Hq, D, dr, t, k, ch, &prng);
                     int bad = xp_run(&o, &rc, w, &p, &r1) < 0;
                     int a = dr.start, b = dr.start + t;
                     xp_row_begin(pt);

@@ -96,7 +96,8 @@ def table_b(args, cfg, inputs):
     peers = cfg.get("peers", {})
     recipes = [r for r in cfg["recipes"] if by(s, recipe=r)]
     kinds = ["max2x", "x1e4", "spike", "extreme"]
-    header = ["recipe", "stands for", "O (max2x)", "dQ (max2x)", "O / dQ (max2x, Frobenius)",
+    header = ["recipe", "stands for", "O / dQ (keys2x: paper's probe)", "O (max2x)", "dQ (max2x)",
+              "O / dQ (max2x, Frobenius)",
               "O / dQ (x1e4)", "O / dQ (spike)", "O / dQ (extreme)", "O / dQ (max2x, outlier K)", "paper O / dQ"]
     rows = []
 
@@ -109,7 +110,7 @@ def table_b(args, cfg, inputs):
         o2 = m2[0]["o_rel_max"] if m2 else float("nan")
         q2 = m2[0]["dq_rel_max"] if m2 else float("nan")
         p = peers.get(r, {})
-        rows.append([r, p.get("stands_for", ""), fmt_sci(o2), fmt_sci(q2),
+        rows.append([r, p.get("stands_for", ""), pair(s, r, "keys2x"), fmt_sci(o2), fmt_sci(q2),
                      pair(s, r, "max2x", "o_fro_max", "dq_fro_max")]
                     + [pair(s, r, k) for k in kinds[1:]] + [pair(so, r, "max2x"),
                        "%s / %s" % (p.get("paper_o", "-"), p.get("paper_dq", "-"))])
@@ -117,9 +118,9 @@ def table_b(args, cfg, inputs):
     caption = ("Leak probe: max relative change of earlier positions' O and dQ (worst (token, head) row "
                "of ||after-before||/||before||, max over %d trials per kind; the Frobenius column is "
                "||after-before||/||before|| over all earlier rows) when positions >= t of one document "
-               "are perturbed in Q, K, V and dO. O and dQ are BF16, so any upstream change that flips one "
-               "rounding shows as ~1e-3 in the worst row. max2x: token t scaled to twice its 32-token block's max "
-               "(the paper's probe); x1e4: token t times 1e4; spike: one element of token t set to 1e4 x the "
+               "are perturbed (keys2x: K and V; the other kinds: Q, K, V and dO). O and dQ are BF16, so any upstream change that flips one "
+               "rounding shows as ~1e-3 in the worst row. keys2x (the paper's probe): only the future key position t "
+               "(its K and V) scaled to twice its 32-token block's max; max2x: the same for Q, K, V and dO of token t; x1e4: token t times 1e4; spike: one element of token t set to 1e4 x the "
                "block max; extreme: every later position set to +-1e9 (finite). 0 means bit-identical. Packed layout %s. %s"
                % (trials, plain.meta.get("workloads", "?"), plain.provenance()))
     notes = ["Paper numbers are the peers' B200 measurements (PAPER.md Table B), quoted for comparison; "
