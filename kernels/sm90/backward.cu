@@ -57,10 +57,11 @@
  *   scale is 2^s below the step's largest loses its small entries to E4M3 subnormals.)
  *   dV: P_ij contains the normalizer exp2(m_i - lse_i/ln2), not a power of two: an
  *       E4M3 operand would re-round P (v2 did: relative <= 2^-4 an element, measured
- *       dV relL2 2.7e-2). v3 multiplies P 2^(eDO_i - G) in F16 (relative 2^-11; G =
- *       max eDO over the queries the key tile sees, all heads of the group; values
- *       below F16's normal range lose bits: the subnormal latitude) by the dO codes,
- *       exact in F16. Costs the F16 rate (half of FP8) on this one product.
+ *       dV relL2 2.7e-2). v3 multiplies P 2^(eDO_i - G + 14) in F16 (relative 2^-11;
+ *       G = max eDO over the queries the key tile sees, all heads of the group; the
+ *       +14 keeps P >= 2^-28 2^(G - eDO) normal in F16, the rest is the subnormal
+ *       latitude) by the dO codes, exact in F16. Costs the F16 rate (half of FP8) on
+ *       this one product.
  * TMA: the transposed tiles (tokens innermost) can be loaded by TMA only when their
  * first token is 16-byte aligned (document start % 16 == 0); otherwise they are built
  * by a shared-memory transpose of the staged row tiles (v2 faulted there).
@@ -777,7 +778,7 @@ __global__ void __launch_bounds__(256, 1)
                 cr = p.c * flamia_pow2f(eq);
                 const int edo = p.doe[r];
                 dof = flamia_pow2f(edo);
-                pvf = pow2z(edo - G); /* dV operand: P 2^(eDO - G) in F16 */
+                pvf = pow2z(edo - G + 14); /* dV operand: P 2^(eDO - G + 14) in F16 (<= 2^14 1.07) */
                 qlim = p.causal ? i : len - 1;
             }
             row[tid] = cr;
@@ -867,7 +868,7 @@ __global__ void __launch_bounds__(256, 1)
 
             /* ---- P (forward's codes, final frame), dS (kept in dpacc), dV operand.
              * Column pair (j, tq) holds queries qn, qn + 1 (qn = perm_row(8j + 2tq), even). */
-            uint32_t pa[16]; /* F16 A fragments of P^T 2^(eDO - G), 4 k-steps of 16 queries */
+            uint32_t pa[16]; /* F16 A fragments of P^T 2^(eDO - G + 14), 4 k-steps of 16 queries */
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const int ql = h2 * 64 + ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1);
@@ -1060,7 +1061,7 @@ __global__ void __launch_bounds__(256, 1)
         }
     }
 
-    /* ---- epilogue: dK = scale acc (rotated back when hadamard), dV = 2^G acc (BF16).
+    /* ---- epilogue: dK = scale acc (rotated back when hadamard), dV = 2^(G-14) acc (BF16).
      * Accumulator column c = 8 jn + 2 tq + e: Hadamard stage 1 is e (in the thread),
      * stages 2, 4 are tq (lanes xor 1, 2), stages 8..64 are jn (in the thread). */
 #pragma unroll
@@ -1110,7 +1111,7 @@ __global__ void __launch_bounds__(256, 1)
         for (int jn = 0; jn < 16; jn++) {
             const int idx = 4 * jn + 2 * hh;
             dkrow[4 * jn + tq] = bf16x2(dkacc[idx], dkacc[idx + 1]);
-            dvrow[4 * jn + tq] = bf16x2(flamia_ldexpf(dvacc[idx], G), flamia_ldexpf(dvacc[idx + 1], G));
+            dvrow[4 * jn + tq] = bf16x2(flamia_ldexpf(dvacc[idx], G - 14), flamia_ldexpf(dvacc[idx + 1], G - 14));
         }
     }
 }
