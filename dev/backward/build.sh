@@ -22,11 +22,11 @@ else
   $NV -c kernels/sm90/forward.cu -o $B/obj/forward.cu.o
 fi
 $NV -c kernels/sm90/backward.cu -o $B/obj/backward.cu.o
-$NV -c dev/backward/check_backward.cu -o $B/obj/check_backward.o
-OBJS="$B/obj/formats.o $B/obj/attention_f64.o $B/obj/attention_ref.o $B/obj/errors.o $B/obj/parallel.o $B/obj/quantize_ref.o $B/obj/recipes.o $B/obj/validate.o"
-$NV $B/obj/check_backward.o $B/obj/backward.cu.o $B/obj/quantize.cu.o $B/obj/forward.cu.o $OBJS -lpthread -o $B/check_backward
+$NV -Xcompiler -fopenmp -c dev/backward/check_backward.cu -o $B/obj/check_backward.o
+OBJS="$B/obj/formats.o $(for f in kernels/ref/*.c; do printf '%s ' $B/obj/$(basename $f .c).o; done)"
+$NV $B/obj/check_backward.o $B/obj/backward.cu.o $B/obj/quantize.cu.o $B/obj/forward.cu.o $OBJS -lpthread -lgomp -o $B/check_backward
 for v in "$@"; do
   n=$(basename $v .cu)
   $NV -c $v -o $B/obj/$n.cu.o
-  $NV $B/obj/check_backward.o $B/obj/$n.cu.o $B/obj/quantize.cu.o $B/obj/forward.cu.o $OBJS -lpthread -o $B/check_$n
+  $NV $B/obj/check_backward.o $B/obj/$n.cu.o $B/obj/quantize.cu.o $B/obj/forward.cu.o $OBJS -lpthread -lgomp -o $B/check_$n
 done
