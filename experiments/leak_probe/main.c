@@ -110,7 +110,8 @@ int main(int argc, char **argv) {
     o.backends_supported = 3; /* cpu and cuda */
     o.workloads = "160+96+45+130+33";
     xp_opts defaults = o;
-    int trials = 3, cross = 1, kind_on[NKINDS] = {1, 1, 1, 1};
+    int trials = 3, cross = 1, kind_on[NKINDS];
+    for (int k = 0; k < NKINDS; k++) kind_on[k] = 1; /* every kind unless --kinds says otherwise */
     enum { O_TRIALS = 1, O_KINDS, O_NOCROSS };
     struct option lo[] = {{"trials", required_argument, 0, O_TRIALS},
                           {"kinds", required_argument, 0, O_KINDS},
