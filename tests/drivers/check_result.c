@@ -104,6 +104,13 @@ static void check_leak(const xr_file *f) {
         check(!isnan(o->f[r]) && !isnan(q->f[r]), "leak_probe %s: NaN change%s", what, "");
     }
     check(saw_exact > 0, "leak_probe: no exact/bf16 rows%s%s", "", "");
+    /* every perturbation kind is on by default */
+    static const char *const kinds[] = {"keys2x", "max2x", "x1e4", "spike", "extreme"};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        int seen = 0;
+        for (size_t r = 0; r < kc->n; r++) seen |= !strcmp(kc->s[r], kinds[k]);
+        check(seen, "leak_probe: no summary row of kind %s%s", kinds[k], "");
+    }
     check(saw_floor > 0, "leak_probe: no mx-floor max2x row%s%s", "", "");
     const xr_table *cd = xr_get_table(f, "cross_doc");
     if (cd) {
