@@ -81,6 +81,7 @@
 #include "flamia_formats.h"
 #include "sm90_e4m3.cuh"
 #include "sm90_launch.h"
+#include "sm90_ptx.cuh"
 
 namespace flamia_bwd {
 
@@ -535,51 +536,7 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
 }
 
 /* ================================================================ 3b. FP8 wgmma kernel */
-__device__ __forceinline__ uint32_t smem_u32(const void *ptr) { return (uint32_t)__cvta_generic_to_shared(ptr); }
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-    uint32_t done = 0;
-    while (!done) {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    }
-}
-__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2,
-                                            uint32_t bar) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
-                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-                 : "memory");
-}
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void reg_fence(float (&r)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; i++) asm volatile("" : "+f"(r[i])::"memory");
-}
-template <int N> __device__ __forceinline__ void reg_fence(uint32_t (&r)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; i++) asm volatile("" : "+r"(r[i])::"memory");
-}
-__device__ __forceinline__ void bar_named(int id, int count) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
+using namespace flamia_sm90; /* sm90_ptx.cuh */
 /* K-major operand descriptor, 128-byte swizzle (rows of 128 bytes, 8-row atoms of 1024 B) */
 __device__ __forceinline__ uint64_t desc_sw128(uint32_t saddr) {
     uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
@@ -862,7 +819,7 @@ __global__ void __launch_bounds__(256, 1)
             for (int k = 0; k < 4; k++)
                 bwd_wgmma_e4m3_ss_n64(dpacc, desc_sw128(aV + wg * 8192 + k * 32), desc_sw128(aDO + h2 * 8192 + k * 32), k);
             wgmma_commit();
-            wgmma_wait0();
+            wgmma_wait<0>();
             reg_fence(sacc);
             reg_fence(dpacc);
 
@@ -1019,7 +976,7 @@ __global__ void __launch_bounds__(256, 1)
                 wgmma_fence();
                 bwd_wgmma_e4m3_rs_n128(tk, a, desc_sw128(aQt + h2 * 64 + k * 32), 0);
                 wgmma_commit();
-                wgmma_wait0();
+                wgmma_wait<0>();
                 reg_fence(tk);
                 const float f = pow2z(sMk[kbl * 2 + k]);
 #pragma unroll
@@ -1035,7 +992,7 @@ __global__ void __launch_bounds__(256, 1)
                 wgmma_fence();
                 bwd_wgmma_e4m3_ss_n64(tq32, desc_sw128(aDS + kb * 32), desc_sw128(aKt + wg * 8192 + kb * 32), 0);
                 wgmma_commit();
-                wgmma_wait0();
+                wgmma_wait<0>();
                 reg_fence(tq32);
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++) fq[hh] = sDqf[kb * 64 + wq * 16 + g + 8 * hh];
