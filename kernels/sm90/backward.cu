@@ -82,6 +82,7 @@
 #include "sm90_e4m3.cuh"
 #include "sm90_launch.h"
 #include "sm90_ptx.cuh"
+#include "sm90_tma_host.cuh"
 
 namespace flamia_bwd {
 
@@ -1074,26 +1075,9 @@ __global__ void __launch_bounds__(256, 1)
 }
 
 /* ================================================================ host */
-typedef CUresult (*EncodeTiledFn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                  const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
-                                  CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
-                                  CUtensorMapFloatOOBfill);
-
-static EncodeTiledFn encode_fn() {
-    static EncodeTiledFn fn = nullptr;
-    if (!fn) {
-        void *ptr = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fn = (EncodeTiledFn)ptr;
-    }
-    return fn;
-}
 
 static bool make_map(CUtensorMap *map, void *base, int T, int t_pad, int H) {
-    EncodeTiledFn enc = encode_fn();
+    flamia_encode_tiled_fn enc = flamia_encode_tiled();
     if (!enc) return false;
     const cuuint64_t dims[3] = {(cuuint64_t)T, (cuuint64_t)kD, (cuuint64_t)H};
     const cuuint64_t strides[2] = {(cuuint64_t)t_pad, (cuuint64_t)t_pad * kD};

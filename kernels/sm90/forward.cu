@@ -52,6 +52,7 @@
 #include "sm90_e4m3.cuh"
 #include "sm90_launch.h"
 #include "sm90_ptx.cuh"
+#include "sm90_tma_host.cuh"
 
 namespace flamia_fwd {
 
@@ -686,22 +687,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 /* ------------------------------------------------------------------ host */
-typedef CUresult (*EncodeTiledFn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                  const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
-                                  CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
-                                  CUtensorMapFloatOOBfill);
-static EncodeTiledFn encode_fn() {
-    static EncodeTiledFn fn = nullptr;
-    if (!fn) {
-        void *ptr = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fn = (EncodeTiledFn)ptr;
-    }
-    return fn;
-}
 
 template <int KIND, int S, bool PP>
 static cudaError_t launch(const Params &prm, const CUtensorMap &map, int num_docs, int max_seqlen, cudaStream_t stream) {
@@ -757,7 +742,7 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *works
     memset(&map, 0, sizeof map);
     prm.use_tma = 0;
     if (P->kind != FLAMIA_SM90_BF16 && flamia_fwd_use_tma) {
-        EncodeTiledFn enc = encode_fn();
+        flamia_encode_tiled_fn enc = flamia_encode_tiled();
         const cuuint64_t dims[3] = {(cuuint64_t)L.t_pad, (cuuint64_t)kD, (cuuint64_t)P->heads_kv};
         const cuuint64_t strides[2] = {(cuuint64_t)L.t_pad, (cuuint64_t)L.t_pad * kD};
         const cuuint32_t box[3] = {kBN, kD, 1};
