@@ -3,8 +3,7 @@
 # (run as root; idempotent). The CUDA toolkit is optional: with nvcc on PATH (or
 # in /usr/local/cuda/bin) the Hopper kernels are compiled too.
 set -euo pipefail
-packages=(gcc pkg-config meson ninja-build libhdf5-dev hdf5-tools gnuplot-nox snakemake
-          python3 python3-h5py python3-numpy python3-yaml git)
+packages=(gcc pkg-config meson ninja-build libhdf5-dev gnuplot-nox snakemake python3 git)
 missing=()
 for p in "${packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
 if ((${#missing[@]})); then
