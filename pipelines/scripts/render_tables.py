@@ -291,27 +291,47 @@ def table_a(args, cfg, inputs):
             else:
                 generic.append((h5, res, {t: res.table(t) for t in res.tables()}))
     parts = []  # (title, caption, header, body)
+    ours = lambda x: x.startswith("flamia-")
     for pas in uniq(r["pass"] for r in timings):
         sub = [r for r in timings if r["pass"] == pas]
+        if pas == "fwd+quant":
+            # the BF16 peers need no quantization: their forward is the comparable time
+            sub = sub + [dict(r, system=r["system"] + " (fwd)") for r in timings
+                         if r["pass"] == "fwd" and not ours(r["system"])]
         systems = uniq(r["system"] for r in sub)
-        header = ["workload"] + ["%s (ms)" % x for x in systems] + ["fastest"]
+        compare = pas != "quant" and any(not ours(x) for x in systems)
+        header = ["workload"] + ["%s (ms)" % x for x in systems]
+        if compare:
+            header += ["fastest", "fastest peer / fastest flamia"]
         body = []
         for w in uniq(r["workload"] for r in sub):
-            cells, best = [w], None
+            cells, best, best_ours, best_peer = [w], None, None, None
             for x in systems:
                 m = [r for r in sub if r["workload"] == w and r["system"] == x]
                 v = m[0]["ms"] if m else float("nan")
                 ok = isinstance(v, float) and not math.isnan(v)
                 cells.append("%.3f" % v if ok else ((str(m[0].get("note")) or "-") if m else "-"))
-                if ok and (best is None or v < best[1]):
+                if not ok:
+                    continue
+                if best is None or v < best[1]:
                     best = (x, v)
-            cells.append(best[0] if best else "-")
+                if ours(x):
+                    best_ours = v if best_ours is None else min(best_ours, v)
+                else:
+                    best_peer = v if best_peer is None else min(best_peer, v)
+            if compare:
+                if best_peer is None:
+                    cells += ["- (no peer measured)", "-"]
+                else:
+                    cells += [best[0], "%.2fx" % (best_peer / best_ours) if best_ours else "-"]
             body.append(cells)
         caption = ("Median latency (CUDA events) per workload and system, pass '%s'; causal, packed, 16 heads, "
                    "d = 128; flamia-* are our sm90 kernels, the others PyTorch/cuDNN/FlexAttention peers timed "
-                   "in the same device session. The paper's Table A times the whole training call (quantize + "
+                   "in the same device session%s. The ratio column is the fastest peer's time over our fastest "
+                   "(> 1: ours faster). The paper's Table A times the whole training call (quantize + "
                    "forward + backward); passes without a backward are partial. Sources: %s"
-                   % (pas, " | ".join(provs)))
+                   % (pas, "; BF16 peers need no quantization, so their forward time stands in the fwd+quant "
+                      "comparison" if pas == "fwd+quant" else "", " | ".join(provs)))
         parts.append(("%s (%s)" % (title, pas), caption, header, body))
     for h5, res, tabs in generic:
         for tname, rows in tabs.items():
