@@ -118,4 +118,16 @@ static inline void *xmalloc(size_t bytes) {
     return p;
 }
 
+/* soft assertion: counts a failure and goes on (the test returns failures != 0) */
+static int failures;
+#define EXPECT(cond, ...)                                        \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            failures++;                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fprintf(stderr, "\n");                               \
+        }                                                        \
+    } while (0)
+
 #endif

@@ -5,17 +5,6 @@
  */
 #include "gpu_common.h"
 
-static int failures;
-#define EXPECT(cond, ...)                                        \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fprintf(stderr, "\n");                               \
-        }                                                        \
-    } while (0)
-
 /* The call must return `want` and leave a message naming `needle`. */
 #define EXPECT_STATUS(call, want, needle)                                                                   \
     do {                                                                                                    \

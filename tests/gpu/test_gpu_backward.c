@@ -20,17 +20,6 @@
  */
 #include "gpu_common.h"
 
-static int failures;
-#define EXPECT(cond, ...)                                        \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fprintf(stderr, "\n");                               \
-        }                                                        \
-    } while (0)
-
 typedef struct {
     double rel, maxrel, rel64;
     long nonfinite;

@@ -11,17 +11,6 @@
  */
 #include "gpu_common.h"
 
-static int failures;
-#define EXPECT(cond, ...)                                        \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fprintf(stderr, "\n");                               \
-        }                                                        \
-    } while (0)
-
 typedef struct {
     int T, ndocs, Hq, Hkv, D;
     int32_t *dcu;

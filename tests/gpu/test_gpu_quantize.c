@@ -11,18 +11,6 @@
 #include "gpu_common.h"
 #include "sm90_launch.h"
 
-static int failures;
-
-#define EXPECT(cond, ...)                                   \
-    do {                                                    \
-        if (!(cond)) {                                      \
-            failures++;                                     \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                   \
-            fprintf(stderr, "\n");                          \
-        }                                                   \
-    } while (0)
-
 /* Same butterflies, same order, same normalization as flamia_ref_hadamard. */
 static void hadamard_row(float *v, int D) {
     const float norm = 1.0f / sqrtf((float)D);
