@@ -100,3 +100,12 @@ def fmt_pct(v, digits=2):
     if math.isnan(v):
         return "nan"
     return "%.*f%%" % (digits, 100.0 * v)
+
+
+def uniq(seq):
+    """the distinct items of seq in first-seen order"""
+    out = []
+    for x in seq:
+        if x not in out:
+            out.append(x)
+    return out

@@ -13,17 +13,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fxtsv import Result  # noqa: E402
+from fxtsv import Result, uniq  # noqa: E402
 
 FLOOR = 1e-9  # where exact zeros are drawn on log axes
-
-
-def uniq(seq):
-    out = []
-    for x in seq:
-        if x not in out:
-            out.append(x)
-    return out
 
 
 def leak(res, cfg):

@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fxtsv import Result, fmt_fix, fmt_pct, fmt_sci  # noqa: E402
+from fxtsv import Result, fmt_fix, fmt_pct, fmt_sci, uniq  # noqa: E402
 
 
 def tex_escape(s):
@@ -73,14 +73,6 @@ def write_table(md_path, tex_path, title, caption, header, rows, notes=(), label
         if label:
             f.write("\\label{%s}\n" % label)
         f.write("\\end{table}\n")
-
-
-def uniq(seq):
-    out = []
-    for x in seq:
-        if x not in out:
-            out.append(x)
-    return out
 
 
 def by(rows, **kv):
