@@ -1,0 +1,1030 @@
+/* dev/forward/v6_exact.cu - variant 6, COMPILED, NOT RUN (no device time was left on
+ * 2026-11-29). v5 (dev/forward/v5_regs.cu, itself v4 + register relief) plus two numerics
+ * fixes, each behind a compile-time switch so that they can be timed separately:
+ *
+ * FWD_EXP_SPLIT (default 1): the exponential as docs/numerics.md 3.3 defines it,
+ *   t = fl(s*c) (one FMUL of the accumulator by the row factor times the column power of
+ *   two), ti = trunc(t), tf = t - ti (exact), E = ex2.approx.ftz(tf) * 2^(ti - M) by an
+ *   integer add into the exponent field, instead of v4/v5's ex2(fl(t - M)) (one FFMA).
+ *   M is v4's folded frame (m - 8 + E_i - eV_b for mxfp8: V's exponent fold of numerics.md
+ *   3.5 unchanged), an integer, so only ex2(tf) is rounded and it never sees the frame:
+ *   the host reference's p_in_frame (kernels/ref/attention_ref.c) uses the same split.
+ *     0: v5 (one FFMA).
+ *     1: trunc on the FMA/ALU pipes: fadd.rz(t, copysign(2^23, t)) - copysign(2^23, t)
+ *        (exact for |t| < 2^23; beyond that ti + tf = t still holds exactly).
+ *     2: the same values (bit-identical to 1), trunc by cvt.rzi (FRND, which shares the
+ *        XU pipe with MUFU.EX2): for timing only.
+ *   Per element: FMUL t, FMNMX (clamp t >= M - 124: below, the value is < 2^-124 of the
+ *   row max, E4M3 code 0 and invisible in l; it keeps 2^(ti-M) normal so that the exponent
+ *   add cannot wrap), trunc (1: LOP3 + 2 FADD; 2: FRND), FADD tf, MUFU, FADD + LEA/IMAD
+ *   (exponent add), then the l update as before; masked keys (diagonal tile) get an exact 0.
+ *   Range: the exponent add needs 2^(ti - M) * 2 <= 2^127, true for mxfp8 and bf16 always and
+ *   for mxfp8-exact while E_i >= -118 (a document whose V is entirely below ~1e-33 breaks;
+ *   v4 returns inf there).
+ *
+ * FWD_S_PROMOTE (default 1, FP8 kinds only; BF16 wgmma accumulates at FP32 accuracy):
+ *   FP8 wgmma does not accumulate at FP32 accuracy (numerics.md 8: 2.5e-4 of max|s| for the
+ *   four chained k=32 steps of S, 5.9e-5 when the four k=32 products are summed in FP32).
+ *     0: v5 (4 chained k32 steps in one accumulator).
+ *     1: the four k=32 products each into a fresh accumulator (scale_d = 0), summed in FP32
+ *        in order ((k0 + k1) + k2) + k3 (what fp8_acc_probe measured at 5.9e-5). Two
+ *        64-register accumulators: k0 -> S, k1 -> B; wait; S += B; k2 -> B; wait; S += B;
+ *        k3 -> B; wait; S += B. P(n-1) V(n-1) is split into three commit groups interleaved
+ *        with them (PV k-step 0 behind k0/k1, 1 behind k2, 2 and 3 behind k3) so that the
+ *        tensor cores have queued work during each promotion and the softmax still overlaps
+ *        the last half of PV. Cost: 192 FADD, 2 extra wgmma waits and 64 registers per step.
+ *     2: cheaper, not the probe's arrangement: two accumulators each chaining two k-steps
+ *        (S = k0 + k2, B = k1 + k3), one FP32 add S += B, no extra wait (accuracy between the
+ *        two measured cases; fp8_acc_probe prints it).
+ *
+ * To measure: sh dev/forward/build.sh (see run_next.sh for the variant list), then on
+ * the device bash dev/forward/run_next.sh. */
+#ifndef FWD_EXP_SPLIT
+#define FWD_EXP_SPLIT 1
+#endif
+#ifndef FWD_S_PROMOTE
+#define FWD_S_PROMOTE 1
+#endif
+/* FWD_P_SMEM (FP8 kinds): 1: the P operand of P V goes through shared memory (SS wgmma, two
+ * 8 KB buffers per consumer warpgroup, 16 STS.32 + fence + a 128-thread named barrier per
+ * tile) instead of two 16-register fragments, so that the promoted S (two 64-register
+ * accumulators) fits beside O in flight; 0: P in registers as v4/v5. Default: 1 with
+ * FWD_S_PROMOTE, else 0. */
+#ifndef FWD_P_SMEM
+#define FWD_P_SMEM (FWD_S_PROMOTE != 0)
+#endif
+/*
+ * forward.cu - the Hopper (sm_90a) attention forward of FLAMIA-H.
+ *
+ * Computes docs/numerics.md section 3 on the quantized operands that
+ * quantize.cu left in the workspace (layout: sm90_launch.h):
+ *   S = Q K^T     FP8 wgmma (QGMMA) on the E4M3 codes, m64n128k32, FP32 accumulate;
+ *                 row factor 2^eQ folded into c = softmax_scale*log2(e), column
+ *                 factor 2^eK applied to the accumulator (exact powers of two);
+ *   frames        per key tile of 128 (document aligned), diagonal tile first, down
+ *                 to tile 0: m <- max(m, ceil(max t)), an integer, so every rescale
+ *                 of O and l is an exact power of two;
+ *   P             E4M3 codes of exp2(t - m + 8) with V's per-token exponent folded in
+ *                 (GPU latitude of numerics.md 3.5, see below);
+ *   O += P V      FP8 wgmma with P from registers, V^T (vt_codes) from shared memory.
+ * The BF16 kind (control path) runs the same loop with BF16 wgmma (m64n128k16) on
+ * q_bf16/k_bf16/v_bf16 and P = bf16(exp2(t - m)).
+ *
+ * V's exponent (GPU latitude): for row i let E_i = max eV_j over the keys the row
+ * may see (a prefix max over the document: causal, so O_i never depends on later
+ * tokens). P is encoded as e4m3(exp2(t - m + 8) * 2^(eV_j - E_i)) (<= 256, never
+ * clamps), i.e. exp2 is evaluated at t - (m - 8 + E_i) and multiplied by 2^eV_j;
+ * l accumulates the same unquantized exponentials in the same frame, so
+ * O = O_acc / l_acc and lse = ln2 (m - 8 + E_i + log2 l_acc). This differs from
+ * the definition only where the folded P value is an E4M3 subnormal.
+ *
+ * P layout. FP8 wgmma takes A (P) from registers in the layout of its k = 32
+ * fragment (thread t of a quad holds keys 4t..4t+3 and 16+4t..16+4t+3), while the
+ * S accumulator gives thread t the columns 8j+2t, 8j+2t+1. Instead of a byte
+ * shuffle, the K tile is staged with its rows permuted: shared-memory row c holds
+ * key pi(c), pi(32b + 8j + 2t + e) = 32b + 16(j>>1) + 4t + 2(j&1) + e, so the
+ * accumulator's columns are already the A fragment's keys. (BF16: identity.)
+ *
+ * Work: one CTA per (document, 128-query tile, query head), heaviest tiles launch first.
+ * Warp specialization: warpgroup 0 is the producer (setmaxnreg 40), warpgroups 1 and 2
+ * consume 64 query rows each (setmaxnreg 232). Stages (3 FP8, 2 BF16) hand over through
+ * full/empty mbarriers. Producer: K by cp.async (FP8: rows permuted as above); V^T by TMA
+ * from vt_codes when the document starts 16-byte aligned on the token axis (TMA at an
+ * unaligned tile start faults: illegal instruction, measured), otherwise V rows
+ * (v_codes / v_bf16) by cp.async into a staging buffer and a byte/half transpose in shared
+ * memory. Consumers: S(n+1) = Q K(n+1)^T is issued together with O += P(n) V(n), and the
+ * softmax of S(n+1) runs while P V is on the tensor cores; optional ping-pong (named
+ * barriers) orders the two consumers' wgmma issue. Measured numbers: docs/perf-notes.md.
+ */
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "flamia_formats.h"
+#include "forward_wgmma.cuh"
+#include "sm90_e4m3.cuh"
+#include "sm90_launch.h"
+
+namespace flamia_fwd {
+
+constexpr int kThreads = 384; /* warpgroup 0: producer; warpgroups 1, 2: consumers (64 rows each) */
+constexpr int kBM = 128;      /* queries per CTA */
+constexpr int kBN = 128;      /* keys per tile (recipe tile_k) */
+constexpr int kD = 128;
+enum { KIND_BF16 = 0, KIND_BLOCK = 1, KIND_TOKEN = 2 }; /* bf16 | mxfp8 (32-token blocks) | mxfp8-exact */
+
+struct Params {
+    const uint8_t *q8, *k8, *v8;
+    const int8_t *qe, *ke, *ve;
+    const uint16_t *qb, *kb, *vb;
+    float *row_frame;
+    uint16_t *o;
+    float *lse;
+    const int32_t *cu;
+    int T, Hq, Hkv, group, causal;
+    float c; /* softmax_scale * log2(e), FP32 */
+    int use_tma; /* V^T by TMA for 16-byte aligned documents */
+};
+
+/* ---------------------------------------------------------------- PTX helpers */
+__device__ __forceinline__ uint32_t smem_u32(const void *p) {
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(valid ? 16 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+    uint32_t done = 0;
+    while (!done) {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    }
+}
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2,
+                                            uint32_t bar) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+                 : "memory");
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+template <int N> __device__ __forceinline__ void reg_fence(float (&r)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int N> __device__ __forceinline__ void reg_fence(uint32_t (&r)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+r"(r[i])::"memory");
+}
+
+/* Shared-memory matrix descriptor, 128-byte swizzle (rows of 128 bytes, 8-row atoms). */
+__device__ __forceinline__ uint64_t desc_sw128(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
+    uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
+    d |= (uint64_t)((lbo >> 4) & 0x3FFFu) << 16;
+    d |= (uint64_t)((sbo >> 4) & 0x3FFFu) << 32;
+    d |= (uint64_t)1 << 62;
+    return d;
+}
+/* byte offset of 16-byte chunk q of row r in a 128B-swizzled [rows][128 B] tile */
+__device__ __forceinline__ uint32_t sw128(int r, int q) { return (uint32_t)(r * 128 + ((q ^ (r & 7)) << 4)); }
+
+__device__ __forceinline__ float ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+/* v6: trunc(t), exact. 1: on the FMA/ALU pipes: t + copysign(2^23, t) rounded toward zero
+ * is copysign(2^23 + |trunc t|, t) for |t| < 2^23 (for |t| >= 2^23 the result is an integer
+ * ti with ti + (t - ti) = t exactly, which is all the split needs); 2: cvt.rzi (FRND). */
+__device__ __forceinline__ float exp_trunc(float t) {
+#if FWD_EXP_SPLIT == 2
+    return truncf(t);
+#else
+    const float m23 = __uint_as_float((__float_as_uint(t) & 0x80000000u) | 0x4B000000u);
+    return __fsub_rn(__fadd_rz(t, m23), m23);
+#endif
+}
+__device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+/* key held by shared-memory row c of an FP8 K tile (see the header comment) */
+__device__ __forceinline__ int perm_key(int c) {
+    const int e = c & 1, t = (c >> 1) & 3, j = (c >> 3) & 3, b = c >> 5;
+    return (b << 5) | ((j >> 1) << 4) | (t << 2) | ((j & 1) << 1) | e;
+}
+
+
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void cp_async_mbar_arrive(uint32_t bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void named_sync(int id, int n) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int n) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+/* ------------------------------------------------------------ shared memory */
+template <int KIND, int S> struct Smem {
+    static constexpr bool FP8 = KIND != KIND_BF16;
+    static constexpr int kTileBytes = FP8 ? kBN * kD : kBN * kD * 2; /* K or V tile */
+    static constexpr int kQBytes = FP8 ? kBM * kD : kBM * kD * 2;
+    static constexpr int kQ = 0;
+    static constexpr int kK = kQ + kQBytes;
+    static constexpr int kV = kK + S * kTileBytes;
+    static constexpr int kNStg = FP8 ? 2 : 1;         /* V staging buffers (token-major rows) */
+    static constexpr int kStg = kV + S * kTileBytes;
+    static constexpr int kP = kStg + kNStg * kTileBytes; /* v6 FWD_P_SMEM: P [2 WG][2 buf][64][128 B], 128B-swizzled */
+    static constexpr int kPBytes = (FP8 && FWD_P_SMEM) ? 4 * 64 * 128 : 0;
+    static constexpr int kCol = kP + kPBytes; /* float2 [S][128]: per column (TOKEN) or per block (BLOCK) */
+    static constexpr int kFull = kCol + S * kBN * 8;  /* uint64 [S] */
+    static constexpr int kEmpty = kFull + 8 * S;      /* uint64 [S] */
+    static constexpr int kE = kEmpty + 8 * S;         /* int [128] row E; int [128] prefix */
+    static constexpr int kMisc = kE + 2 * 128 * 4;    /* int [8] */
+    static constexpr int kBytes = kMisc + 64 + 1024;  /* + alignment slack */
+};
+
+/* ------------------------------------------------------------ softmax of one tile
+ * sacc: the warpgroup's S accumulator (rows g, g+8 of this thread; columns 8j+2t+e).
+ * Updates the row frames m and sums l, returns the O rescale factors in fo and the
+ * P fragment (A operand of the P V wgmma) in pa. */
+template <int KIND> struct PRegs { static constexpr int N = KIND == KIND_BF16 ? 32 : 16; };
+
+template <int KIND, bool MASK>
+__device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[PRegs<KIND>::N], float (&m_run)[2],
+                                             float (&l_run)[2], float (&fo)[2], const float (&crow)[2],
+                                             const int (&Erow)[2], const float2 *col, int n, int len,
+                                             int causal, const int (&qi)[2], int tq) {
+    constexpr bool FP8 = KIND != KIND_BF16;
+    /* ---- pass 1: masked maxima */
+    float mxb[2][4];
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++)
+#pragma unroll
+        for (int b = 0; b < 4; b++) mxb[hh][b] = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < 16; j++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const int c = 8 * j + 2 * tq + e;
+            float kf = 1.f;
+            if (KIND == KIND_TOKEN) kf = col[c].x;
+            const int key = n * kBN + (FP8 ? perm_key(c) : c);
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++) {
+                float u = sacc[4 * j + 2 * hh + e];
+                if (KIND == KIND_TOKEN) u *= kf;
+                if (MASK) {
+                    const bool ok = key < len && (!causal || key <= qi[hh]);
+                    u = ok ? u : -INFINITY;
+                }
+                sacc[4 * j + 2 * hh + e] = u;
+                mxb[hh][j >> 2] = fmaxf(mxb[hh][j >> 2], u);
+            }
+        }
+    }
+    /* ---- frames. BLOCK: column factor kf_b per 32-key block, folded into cc = kf_b * c_i
+     * (exact); max_j fl(u_j * cc) = fl(max_j u_j * cc) as cc > 0 and rounding is monotone.
+     * v5: the per-block constants are recomputed where used (fewer live registers). */
+    float Mrow[2];
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++) {
+        float tmax = -INFINITY;
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            const float ccb = KIND == KIND_BLOCK ? col[b].x * crow[hh] : crow[hh];
+            tmax = fmaxf(tmax, mxb[hh][b] * ccb);
+        }
+        tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
+        tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 2));
+        float mnew = fmaxf(m_run[hh], ceilf(tmax));
+        if (mnew == -INFINITY) mnew = 0.f; /* a padding row with no key yet */
+        const float f = (m_run[hh] == -INFINITY) ? 0.f : flamia_pow2f((int)(m_run[hh] - mnew));
+        fo[hh] = f;
+        l_run[hh] *= f;
+        m_run[hh] = mnew;
+        /* exp2 argument: t - (m - 8 + E_i) [+ eV_b for BLOCK, folded V exponent] */
+        Mrow[hh] = FP8 ? mnew - 8.f + (float)Erow[hh] : mnew;
+    }
+    /* ---- pass 2: exponentials, row sums, P codes, one 32-key block at a time */
+#pragma unroll
+    for (int b = 0; b < 4; b++) {
+        float cc[2], negM[2], rvg[2];
+#if FWD_EXP_SPLIT
+        float tlo[2], kadd[2];
+#endif
+        const float2 kv = KIND == KIND_BLOCK ? col[b] : make_float2(1.f, 0.f);
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            if (KIND == KIND_BLOCK) {
+                /* clamp eV_b >= E_i - 30: such a block's P codes are 0 either way (< 2^-22),
+                 * and l gets the exact value back through rvg */
+                const float ev = fmaxf(kv.y, (float)(Erow[hh] - 30));
+                cc[hh] = kv.x * crow[hh];
+                negM[hh] = ev - Mrow[hh];
+                rvg[hh] = flamia_pow2f(-(int)ev);
+            } else {
+                cc[hh] = crow[hh];
+                negM[hh] = -Mrow[hh];
+                rvg[hh] = 1.f;
+            }
+#if FWD_EXP_SPLIT
+            /* value = ex2(tf) * 2^k, k = ti + negM (an integer). t >= -negM - 124 keeps
+             * k >= -124, so the exponent add below stays in the normal range; kadd puts
+             * k + 512 in the low mantissa bits of a float in [2^23, 2^24), and its bits
+             * shifted left by 23 are k << 23 modulo 2^32. */
+            tlo[hh] = -negM[hh] - 124.f;
+            kadd[hh] = negM[hh] + 8389120.f; /* 2^23 + 512 */
+#endif
+        }
+#pragma unroll
+        for (int jj = 0; jj < 4; jj++) {
+            const int j = 4 * b + jj;
+            float pv[4];
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int c = 8 * j + 2 * tq + e;
+                float vg = 1.f;
+                if (KIND == KIND_TOKEN) vg = col[c].y;
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const float u = sacc[4 * j + 2 * hh + e];
+#if FWD_EXP_SPLIT
+                    /* numerics.md 3.3: t = fl(s*c), ti = trunc t, tf = t - ti (exact),
+                     * E = ex2(tf) * 2^(ti - M): the rounded part never sees the frame */
+                    const float t = fmaxf(u * cc[hh], tlo[hh]);
+                    const float ti = exp_trunc(t);
+                    const float ex = ex2(__fsub_rn(t, ti));
+                    const float sk = __fadd_rn(ti, kadd[hh]);
+                    float ev = __uint_as_float(__float_as_uint(ex) + (__float_as_uint(sk) << 23));
+                    if (MASK) ev = (u == -INFINITY) ? 0.f : ev;
+#else
+                    float x = fmaf(u, cc[hh], negM[hh]);
+                    if (MASK) x = (u == -INFINITY) ? -INFINITY : x;
+                    const float ev = ex2(x);
+#endif
+                    if (KIND == KIND_BLOCK) {
+                        l_run[hh] = fmaf(ev, rvg[hh], l_run[hh]);
+                        pv[2 * hh + e] = ev;
+                    } else {
+                        l_run[hh] += ev;
+                        pv[2 * hh + e] = KIND == KIND_TOKEN ? ev * vg : ev;
+                    }
+                }
+            }
+            if (FP8) {
+                const uint32_t r0 = flamia_cvt_e4m3x2(pv[0], pv[1]);
+                const uint32_t r1 = flamia_cvt_e4m3x2(pv[2], pv[3]);
+                const int base = 4 * b + ((jj >> 1) << 1);
+                if ((jj & 1) == 0) {
+                    pa[base] = r0;
+                    pa[base + 1] = r1;
+                } else {
+                    pa[base] |= r0 << 16;
+                    pa[base + 1] |= r1 << 16;
+                }
+            } else {
+                const int kk = j >> 1, hi = j & 1;
+                pa[4 * kk + 2 * hi] = bf16x2(pv[0], pv[1]);
+                pa[4 * kk + 2 * hi + 1] = bf16x2(pv[2], pv[3]);
+            }
+        }
+    }
+}
+
+/* S = Q K^T for this warpgroup's 64 rows (issue only) */
+template <int KIND>
+__device__ __forceinline__ void issue_qk(float (&sacc)[64], uint32_t sQa, uint32_t sKa, int cw) {
+    if (KIND != KIND_BF16) {
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            wgmma_e4m3_ss(sacc, desc_sw128(sQa + cw * 8192 + k * 32, 16, 1024), desc_sw128(sKa + k * 32, 16, 1024), k);
+    } else {
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            wgmma_bf16_ss(sacc, desc_sw128(sQa + (k >> 2) * (kBM * 128) + cw * 8192 + (k & 3) * 32, 16, 1024),
+                          desc_sw128(sKa + (k >> 2) * (kBN * 128) + (k & 3) * 32, 16, 1024), k);
+    }
+}
+/* O += P V (issue only) */
+template <int KIND>
+__device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)[PRegs<KIND>::N], uint32_t sVa, const Params &p) {
+    if (KIND != KIND_BF16) {
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            const uint32_t a[4] = {pa[4 * b], pa[4 * b + 1], pa[4 * b + 2], pa[4 * b + 3]};
+            wgmma_e4m3_rs(oacc, a, desc_sw128(sVa + b * 32, 16, 1024), 1);
+        }
+    } else {
+#pragma unroll
+        for (int kk = 0; kk < 8; kk++) {
+            const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
+            wgmma_bf16_rs(oacc, a, desc_sw128(sVa + (kk >> 2) * (kBN * 128) + (kk & 3) * 32, 16, 1024), 1);
+        }
+    }
+}
+
+/* v6 (FWD_S_PROMOTE): one k=32 step of S = Q K^T into acc (scale_d 0: a fresh product) */
+__device__ __forceinline__ void qk8_step(float (&acc)[64], uint32_t sQa, uint32_t sKa, int cw, int k, int scale_d) {
+    wgmma_e4m3_ss(acc, desc_sw128(sQa + cw * 8192 + k * 32, 16, 1024), desc_sw128(sKa + k * 32, 16, 1024), scale_d);
+}
+__device__ __forceinline__ void add64(float (&a)[64], const float (&b)[64]) {
+#pragma unroll
+    for (int i = 0; i < 64; i++) a[i] = __fadd_rn(a[i], b[i]);
+}
+
+/* ------------------------------------------------------------------ kernel */
+template <int KIND, int S, bool PP>
+__global__ void __launch_bounds__(kThreads, 1)
+    fwd_kernel(const __grid_constant__ CUtensorMap tmap_vt, const Params p) {
+    using SM = Smem<KIND, S>;
+    constexpr bool FP8 = KIND != KIND_BF16;
+    extern __shared__ __align__(16) uint8_t smem_raw[];
+    uint8_t *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
+
+    const int doc = blockIdx.x, h = blockIdx.y;
+    const int mt = (int)gridDim.z - 1 - (int)blockIdx.z; /* heaviest tiles launch first */
+    const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
+    if (mt * kBM >= len) return;
+    const int hk = h / p.group;
+    const int tid = threadIdx.x, wg = tid >> 7, warp = tid >> 5, lane = tid & 31;
+    const int q0 = mt * kBM;
+    const int ndiag = p.causal ? mt : (len - 1) / kBN;
+    const int nvis = ndiag + 1; /* tiles visited: ndiag, ndiag-1, ..., 0 */
+    /* FP8 V^T path: TMA from vt_codes when the document starts 16-byte aligned in vt_codes'
+     * token axis (TMA faults on unaligned tile starts: measured, illegal instruction),
+     * else V rows by cp.async and a shared-memory transpose (per CTA: tiles start at
+     * doc start + 128 n, so the alignment is the document's) */
+    const bool vt_tma = FP8 && p.use_tma && (ds & 15) == 0;
+
+    uint8_t *sQ = smem + SM::kQ;
+    float2 *sCol = (float2 *)(smem + SM::kCol);
+    uint64_t *sFull = (uint64_t *)(smem + SM::kFull);
+    uint64_t *sEmpty = (uint64_t *)(smem + SM::kEmpty);
+    int *sE = (int *)(smem + SM::kE);
+    int *sPre = sE + 128;
+    int *sMisc = (int *)(smem + SM::kMisc);
+
+    if (tid == 0) {
+        for (int s = 0; s < S; s++) {
+            mbar_init(smem_u32(&sFull[s]), vt_tma ? 128 + 128 + 1 : 128);
+            mbar_init(smem_u32(&sEmpty[s]), 8);
+        }
+        sMisc[0] = -1000;
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+
+    /* ---- Q tile, by everyone (cp.async) */
+    if (FP8) {
+        for (int ch = tid; ch < kBM * 8; ch += kThreads) {
+            const int r = ch >> 3, q = ch & 7, tok = ds + q0 + r;
+            const bool ok = tok < p.T;
+            cp_async16(smem_u32(sQ + sw128(r, q)), p.q8 + ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 16, ok);
+        }
+    } else {
+        for (int ch = tid; ch < kBM * 16; ch += kThreads) {
+            const int r = ch >> 4, q = ch & 15, tok = ds + q0 + r;
+            const bool ok = tok < p.T;
+            cp_async16(smem_u32(sQ + (q >> 3) * (kBM * 128) + sw128(r, q & 7)),
+                       p.qb + ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 8, ok);
+        }
+    }
+    cp_async_commit();
+
+    /* ---- E_i = max eV over the keys row i sees (prefix max over the document) */
+    if (FP8) {
+        const int kb_end = p.causal ? q0 : len;
+        int mx = -1000;
+        const int step = KIND == KIND_BLOCK ? 32 : 1; /* BLOCK: one exponent per 32-token block */
+        for (int k = tid * step; k < kb_end; k += kThreads * step)
+            mx = max(mx, (int)p.ve[(size_t)(ds + k) * p.Hkv + hk]);
+#pragma unroll
+        for (int o = 16; o; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        __syncthreads(); /* sMisc[0], barriers initialised */
+        if (lane == 0) atomicMax(&sMisc[0], mx);
+        if (p.causal && tid < 128) {
+            const int key = q0 + tid;
+            int x = key < len ? (int)p.ve[(size_t)(ds + key) * p.Hkv + hk] : -1000;
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const int y = __shfl_up_sync(0xffffffffu, x, o);
+                if (lane >= o) x = max(x, y);
+            }
+            sPre[tid] = x;
+        }
+        __syncthreads();
+        if (tid < 128) {
+            int E = sMisc[0];
+            if (p.causal) {
+                const int kl = min(tid, len - 1 - q0);
+                int pre = sPre[kl];
+                for (int w = 0; w < (kl >> 5); w++) pre = max(pre, sPre[w * 32 + 31]);
+                E = max(E, pre);
+            }
+            sE[tid] = E;
+        }
+    }
+    cp_async_wait<0>();
+    fence_proxy_async();
+    __syncthreads();
+
+    if (wg == 0) {
+        /* ================= producer warpgroup: K by cp.async (FP8: rows permuted); V rows by
+         * cp.async into a staging buffer, then transposed in shared memory into the K-major
+         * V^T tile the P V wgmma needs. (V^T straight from vt_codes by TMA would need
+         * 16-byte aligned tile starts; document starts are arbitrary.) */
+        setmaxnreg_dec<40>(); /* 128 x (168-40) registers freed = 256 x (232-168) needed: the pool must cover the consumers exactly */
+        constexpr int NSTG = SM::kNStg;
+        const int pt = tid;
+        auto issue = [&](int it) {
+            const int s = it % S, n = ndiag - it;
+            if (it >= S) mbar_wait(smem_u32(&sEmpty[s]), (uint32_t)(((it / S) - 1) & 1));
+            const int kbase = ds + n * kBN;
+            uint8_t *sK = smem + SM::kK + s * SM::kTileBytes;
+            uint8_t *stg = smem + SM::kStg + (it % NSTG) * SM::kTileBytes;
+            if (FP8) {
+#pragma unroll
+                for (int i = 0; i < 8; i++) {
+                    const int ch = pt + i * 128, c = ch >> 3, q = ch & 7;
+                    int tok = kbase + perm_key(c);
+                    bool ok = tok < p.T;
+                    cp_async16(smem_u32(sK + sw128(c, q)), p.k8 + ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16, ok);
+                    if (!vt_tma) {
+                        tok = kbase + c; /* V row c = key c (natural order), chunk swizzled by c >> 3 */
+                        ok = tok < p.T;
+                        cp_async16(smem_u32(stg + c * 128 + ((q ^ ((c >> 3) & 7)) << 4)),
+                                   p.v8 + ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16, ok);
+                    }
+                }
+                if (vt_tma) cp_async_mbar_arrive(smem_u32(&sFull[s])); /* K landed: arrival 1 of 257 */
+                if (KIND == KIND_TOKEN) {
+                    float2 f = make_float2(0.f, 0.f);
+                    const int tok = kbase + perm_key(pt);
+                    if (tok < p.T) {
+                        f.x = flamia_pow2f(p.ke[(size_t)tok * p.Hkv + hk]);
+                        f.y = flamia_pow2f(p.ve[(size_t)tok * p.Hkv + hk]);
+                    }
+                    sCol[s * kBN + pt] = f;
+                } else if (pt < 4) {
+                    float2 f = make_float2(1.f, -127.f);
+                    const int key = n * kBN + 32 * pt;
+                    if (key < len) {
+                        const size_t i = (size_t)(ds + key) * p.Hkv + hk;
+                        f.x = flamia_pow2f(p.ke[i]);
+                        f.y = (float)p.ve[i];
+                    }
+                    sCol[s * kBN + pt] = f;
+                }
+                if (vt_tma) {
+                    const uint32_t full = smem_u32(&sFull[s]);
+                    mbar_arrive(full); /* column factors written */
+                    if (pt == 0) {
+                        mbar_expect_tx(full, kBN * kD);
+                        tma_load_3d(smem_u32(smem + SM::kV + s * SM::kTileBytes), &tmap_vt, kbase, 0, hk, full);
+                    }
+                }
+            } else {
+#pragma unroll 4
+                for (int i = 0; i < 16; i++) {
+                    const int ch = pt + i * 128, r = ch >> 4, q = ch & 15;
+                    const int tok = kbase + r;
+                    const bool ok = tok < p.T;
+                    const size_t off = ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 8;
+                    cp_async16(smem_u32(sK + (q >> 3) * (kBN * 128) + sw128(r, q & 7)), p.kb + off, ok);
+                    cp_async16(smem_u32(stg + (q >> 3) * (kBN * 128) + r * 128 + (((q & 7) ^ ((r >> 3) & 7)) << 4)),
+                               p.vb + off, ok);
+                }
+            }
+        };
+        /* transpose the staged V rows of tile it into stage it % S (K-major V^T) */
+        auto finish = [&](int it) {
+            const int s = it % S;
+            const uint8_t *stg = smem + SM::kStg + (it % NSTG) * SM::kTileBytes;
+            uint8_t *sV = smem + SM::kV + s * SM::kTileBytes;
+#pragma unroll 1
+            for (int bi = 0; bi < 2; bi++) {
+                const int b = pt + bi * 128, kg = b & 15, dg = b >> 4; /* keys 8kg.., dims 8dg.. */
+                if (FP8) {
+                    uint32_t lo[8], hi[8];
+#pragma unroll
+                    for (int i = 0; i < 8; i++) {
+                        const uint2 v = *(const uint2 *)(stg + (8 * kg + i) * 128 + ((((dg >> 1) ^ (kg & 7))) << 4) + (dg & 1) * 8);
+                        lo[i] = v.x;
+                        hi[i] = v.y;
+                    }
+                    uint32_t c[4][4]; /* c[blk][j]: blk 0: d 0-3 keys 0-3, 1: d 0-3 keys 4-7, 2: d 4-7 keys 0-3, 3: d 4-7 keys 4-7 */
+#pragma unroll
+                    for (int blk = 0; blk < 4; blk++) {
+                        const uint32_t *a = (blk < 2 ? lo : hi) + (blk & 1) * 4;
+                        const uint32_t t0 = __byte_perm(a[0], a[1], 0x5140), t1 = __byte_perm(a[0], a[1], 0x7362);
+                        const uint32_t t2 = __byte_perm(a[2], a[3], 0x5140), t3 = __byte_perm(a[2], a[3], 0x7362);
+                        c[blk][0] = __byte_perm(t0, t2, 0x5410);
+                        c[blk][1] = __byte_perm(t0, t2, 0x7632);
+                        c[blk][2] = __byte_perm(t1, t3, 0x5410);
+                        c[blk][3] = __byte_perm(t1, t3, 0x7632);
+                    }
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const int d = 8 * dg + j;
+                        const uint2 v = make_uint2(c[(j >> 2) * 2][j & 3], c[(j >> 2) * 2 + 1][j & 3]);
+                        *(uint2 *)(sV + d * 128 + ((((kg >> 1) ^ (d & 7))) << 4) + (kg & 1) * 8) = v;
+                    }
+                } else {
+                    uint4 r[8];
+#pragma unroll
+                    for (int i = 0; i < 8; i++)
+                        r[i] = *(const uint4 *)(stg + (dg >> 3) * (kBN * 128) + (8 * kg + i) * 128 + (((dg & 7) ^ (kg & 7)) << 4));
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const int d = 8 * dg + j;
+                        const uint32_t sel = (j & 1) ? 0x7632 : 0x5410;
+                        uint32_t w[4];
+#pragma unroll
+                        for (int k2 = 0; k2 < 4; k2++) {
+                            const uint4 &ra = r[2 * k2], &rb = r[2 * k2 + 1];
+                            const uint32_t xa = (j >> 1) == 0 ? ra.x : (j >> 1) == 1 ? ra.y : (j >> 1) == 2 ? ra.z : ra.w;
+                            const uint32_t xb = (j >> 1) == 0 ? rb.x : (j >> 1) == 1 ? rb.y : (j >> 1) == 2 ? rb.z : rb.w;
+                            w[k2] = __byte_perm(xa, xb, sel);
+                        }
+                        *(uint4 *)(sV + (kg >> 3) * (kBN * 128) + d * 128 + (((kg & 7) ^ (d & 7)) << 4)) =
+                            make_uint4(w[0], w[1], w[2], w[3]);
+                    }
+                }
+            }
+            fence_proxy_async(); /* generic-proxy writes (and landed cp.async) -> wgmma reads */
+            mbar_arrive(smem_u32(&sFull[s]));
+        };
+        if (vt_tma) {
+            for (int it = 0; it < nvis; it++) issue(it); /* arrivals: cp.async (K), plain (cols), TMA (V) */
+        } else if (NSTG == 2) {
+            for (int it = 0; it <= nvis; it++) {
+                if (it < nvis) issue(it);
+                cp_async_commit();
+                if (it >= 1) {
+                    cp_async_wait<1>();
+                    named_sync(3, 128); /* tile it-1 staged by every producer thread */
+                    finish(it - 1);
+                    named_sync(3, 128); /* staging buffer (it-1)%2 free again */
+                }
+            }
+        } else {
+            for (int it = 0; it < nvis; it++) {
+                issue(it);
+                cp_async_commit();
+                cp_async_wait<0>();
+                named_sync(3, 128);
+                finish(it);
+                named_sync(3, 128);
+            }
+        }
+        cp_async_wait<0>();
+        return;
+    }
+
+    /* ================= consumer warpgroups */
+    setmaxnreg_inc<232>();
+    const int cw = wg - 1, g = lane >> 2, tq = lane & 3;
+    const int rr[2] = {cw * 64 + (warp & 3) * 16 + g, cw * 64 + (warp & 3) * 16 + g + 8};
+    const int qi[2] = {q0 + rr[0], q0 + rr[1]};
+    float crow[2];
+    int Erow[2] = {8, 8};
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++) {
+        if (FP8) {
+            Erow[hh] = sE[rr[hh]];
+            const int eq = qi[hh] < len ? (int)p.qe[(size_t)(ds + qi[hh]) * p.Hq + h] : 0;
+            crow[hh] = p.c * flamia_pow2f(eq); /* exact: c times a power of two */
+        } else {
+            crow[hh] = p.c;
+        }
+    }
+    float oacc[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++) oacc[i] = 0.f;
+    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f}, fo[2];
+    constexpr int NP = PRegs<KIND>::N;
+    uint32_t pa[NP], pb[NP];
+    float sacc[64];
+    /* v6: second S accumulator for the promoted FP8 score (FWD_S_PROMOTE) */
+    constexpr int PROM = FP8 ? FWD_S_PROMOTE : 0;
+    float sb[PROM ? 64 : 1];
+    const uint32_t sQa = smem_u32(sQ);
+    auto stageK = [&](int s) { return smem_u32(smem + SM::kK + s * SM::kTileBytes); };
+    auto stageV = [&](int s) { return smem_u32(smem + SM::kV + s * SM::kTileBytes); };
+    /* ping-pong (PP): the two consumer warpgroups take turns issuing their wgmmas
+     * (named barriers 1 + cw), so one's softmax overlaps the other's tensor-core work */
+    auto sched_wait = [&]() {
+        if (PP) named_sync(1 + cw, 256);
+    };
+    auto sched_done = [&](bool last) {
+        if (PP && !(last && cw == 1)) named_arrive(1 + (1 - cw), 256);
+    };
+    if (PP && cw == 1) named_arrive(1, 256); /* warpgroup 0 issues first */
+    auto release = [&](int s) {
+        __syncwarp();
+        if (lane == 0) mbar_arrive(smem_u32(&sEmpty[s]));
+    };
+
+    /* v6: O += P V k-steps [b0, b1) of the previous tile (V in stage sp; P in pc, or in
+     * shared-memory buffer pbuf with FWD_P_SMEM). FP8 kinds only. */
+    constexpr bool PSM = FP8 && FWD_P_SMEM;
+    auto pv_fp8 = [&](uint32_t(&pc)[NP], int sp, int pbuf, int b0, int b1) {
+        if constexpr (FP8) {
+            const uint32_t sVa = stageV(sp);
+            const uint32_t sPa = smem_u32(smem + SM::kP) + cw * 16384 + pbuf * 8192;
+#pragma unroll
+            for (int b = b0; b < b1; b++) {
+                if constexpr (PSM) {
+                    wgmma_e4m3_ss(oacc, desc_sw128(sPa + b * 32, 16, 1024), desc_sw128(sVa + b * 32, 16, 1024), 1);
+                } else {
+                    const uint32_t a[4] = {pc[4 * b], pc[4 * b + 1], pc[4 * b + 2], pc[4 * b + 3]};
+                    wgmma_e4m3_rs(oacc, a, desc_sw128(sVa + b * 32, 16, 1024), 1);
+                }
+            }
+        }
+    };
+    /* v6 FWD_P_SMEM: the softmax's P fragment of tile it into buffer it & 1 of this
+     * warpgroup, at the keys' natural positions (the A-fragment layout: register 4b + i
+     * holds row g + 8 (i & 1), keys 32b + 16 (i >> 1) + 4 tq .. + 3), 128-byte swizzle as Q.
+     * The PV that reads buffer it & 1 of tile it - 2 completed at that step's final wait. */
+    auto store_p = [&](int it, const uint32_t(&pn)[NP]) {
+        if constexpr (PSM) {
+            uint8_t *base = smem + SM::kP + cw * 16384 + (it & 1) * 8192;
+            const int lr = (warp & 3) * 16 + g;
+#pragma unroll
+            for (int b = 0; b < 4; b++)
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const int row = lr + 8 * (i & 1), q = 2 * b + (i >> 1);
+                    *(uint32_t *)(base + row * 128 + ((q ^ (row & 7)) << 4) + 4 * tq) = pn[4 * b + i];
+                }
+            fence_proxy_async(); /* generic-proxy writes -> the wgmma that reads them */
+        }
+    };
+    /* S of the K tile in stage s into sacc, with O += P V of the previous tile (stage sp,
+     * P in pc) issued behind it when with_pv, under the ping-pong turn. Returns with S
+     * complete (register-fenced); the P V may still be running. */
+    auto s_tile = [&](int s, int sp, uint32_t(&pc)[NP], bool with_pv, int pbuf) {
+        if (PSM && with_pv) named_sync(4 + cw, 128); /* P of the previous tile stored by all 128 threads */
+        sched_wait();
+        wgmma_fence();
+        if constexpr (PROM == 1) {
+            /* four fresh k=32 products, summed in FP32: ((k0 + k1) + k2) + k3; the PV
+             * k-steps are queued behind them so that the tensor cores stay busy while
+             * this warpgroup promotes */
+            qk8_step(sacc, sQa, stageK(s), cw, 0, 0);
+            qk8_step(sb, sQa, stageK(s), cw, 1, 0);
+            wgmma_commit();
+            if (with_pv) {
+                pv_fp8(pc, sp, pbuf, 0, 1);
+                wgmma_commit();
+            }
+            sched_done(false);
+            if (with_pv) wgmma_wait<1>(); else wgmma_wait<0>();
+            reg_fence(sacc);
+            reg_fence(sb);
+            add64(sacc, sb);
+            wgmma_fence(); /* sb was read by the FADDs above */
+            qk8_step(sb, sQa, stageK(s), cw, 2, 0);
+            wgmma_commit();
+            if (with_pv) {
+                pv_fp8(pc, sp, pbuf, 1, 2);
+                wgmma_commit();
+            }
+            if (with_pv) wgmma_wait<1>(); else wgmma_wait<0>();
+            reg_fence(sb);
+            add64(sacc, sb);
+            wgmma_fence();
+            qk8_step(sb, sQa, stageK(s), cw, 3, 0);
+            wgmma_commit();
+            if (with_pv) {
+                pv_fp8(pc, sp, pbuf, 2, 4);
+                wgmma_commit();
+            }
+            if (with_pv) wgmma_wait<1>(); else wgmma_wait<0>();
+            reg_fence(sb);
+            add64(sacc, sb);
+        } else if constexpr (PROM == 2) {
+            /* two accumulators, each chaining two k-steps; one FP32 add */
+            qk8_step(sacc, sQa, stageK(s), cw, 0, 0);
+            qk8_step(sb, sQa, stageK(s), cw, 1, 0);
+            qk8_step(sacc, sQa, stageK(s), cw, 2, 1);
+            qk8_step(sb, sQa, stageK(s), cw, 3, 1);
+            wgmma_commit();
+            if (with_pv) {
+                if constexpr (FP8) pv_fp8(pc, sp, pbuf, 0, 4);
+                else issue_pv<KIND>(oacc, pc, stageV(sp), p);
+                wgmma_commit();
+            }
+            sched_done(false);
+            if (with_pv) wgmma_wait<1>(); else wgmma_wait<0>();
+            reg_fence(sacc);
+            reg_fence(sb);
+            add64(sacc, sb);
+        } else {
+            issue_qk<KIND>(sacc, sQa, stageK(s), cw);
+            wgmma_commit();
+            if (with_pv) {
+                if constexpr (FP8) pv_fp8(pc, sp, pbuf, 0, 4);
+                else issue_pv<KIND>(oacc, pc, stageV(sp), p);
+                wgmma_commit();
+            }
+            sched_done(false);
+            if (with_pv) wgmma_wait<1>(); else wgmma_wait<0>();
+            reg_fence(sacc);
+        }
+    };
+
+    /* first (masked) tile */
+    mbar_wait(smem_u32(&sFull[0]), 0);
+    fence_proxy_async();
+    s_tile(0, 0, pb, false, 0);
+    softmax_tile<KIND, true>(sacc, pa, m_run, l_run, fo, crow, Erow, sCol, ndiag, len, p.causal, qi, tq);
+    store_p(0, pa);
+
+    /* tile it: S(it) = Q K(it) and O += P(it-1) V(it-1) in flight together; the softmax
+     * of S(it) runs while P V is on the tensor cores. P alternates between two register
+     * sets (a register copy would serialize the wgmma pipeline: ptxas C7513). */
+    auto step = [&](int it, uint32_t(&pc)[NP], uint32_t(&pn)[NP]) {
+        const int s = it % S, sp = (it - 1) % S;
+        mbar_wait(smem_u32(&sFull[s]), (uint32_t)((it / S) & 1));
+        fence_proxy_async();
+        if constexpr (!PSM) reg_fence(pc); /* PSM: P lives in shared memory, pc is dead */
+        reg_fence(oacc);
+        s_tile(s, sp, pc, true, (it - 1) & 1);
+        softmax_tile<KIND, false>(sacc, pn, m_run, l_run, fo, crow, Erow, sCol + s * kBN, ndiag - it, len,
+                                  p.causal, qi, tq);
+        store_p(it, pn);
+        reg_fence(pn); /* v5: keep the softmax above the PV wait */
+        reg_fence(l_run);
+        wgmma_wait<0>();
+        reg_fence(oacc);
+        if constexpr (!PSM) reg_fence(pc);
+        release(sp);
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            if (fo[hh] != 1.f) {
+#pragma unroll
+                for (int j = 0; j < 16; j++) {
+                    oacc[4 * j + 2 * hh] *= fo[hh];
+                    oacc[4 * j + 2 * hh + 1] *= fo[hh];
+                }
+            }
+        }
+    };
+    auto last_pv = [&](uint32_t(&pc)[NP]) {
+        const int sp = (nvis - 1) % S;
+        if constexpr (!PSM) reg_fence(pc);
+        reg_fence(oacc);
+        if (PSM) named_sync(4 + cw, 128);
+        sched_wait();
+        wgmma_fence();
+        if constexpr (FP8) pv_fp8(pc, sp, (nvis - 1) & 1, 0, 4);
+        else issue_pv<KIND>(oacc, pc, stageV(sp), p);
+        wgmma_commit();
+        sched_done(true);
+        wgmma_wait<0>();
+        reg_fence(oacc);
+        if constexpr (!PSM) reg_fence(pc);
+        release(sp);
+    };
+    int it = 1;
+    for (; it + 1 < nvis; it += 2) {
+        step(it, pa, pb);
+        step(it + 1, pb, pa);
+    }
+    if (it < nvis) {
+        step(it, pa, pb);
+        last_pv(pb);
+    } else {
+        last_pv(pa);
+    }
+
+    /* ---- epilogue: O = O_acc / l, lse, row frame */
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++) {
+        float l = l_run[hh];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        if (qi[hh] >= len) continue;
+        const size_t row = (size_t)(ds + qi[hh]) * p.Hq + h;
+        uint32_t *orow = (uint32_t *)(p.o + row * kD);
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            orow[4 * j + tq] = bf16x2(oacc[4 * j + 2 * hh] / l, oacc[4 * j + 2 * hh + 1] / l);
+        if (tq == 0) {
+            const double base = (double)m_run[hh] + (FP8 ? (double)(Erow[hh] - 8) : 0.0);
+            p.lse[row] = (float)(0.69314718055994530942 * (base + log2((double)l)));
+            p.row_frame[row] = m_run[hh];
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ host */
+typedef CUresult (*EncodeTiledFn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                  const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                                  CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                  CUtensorMapFloatOOBfill);
+static EncodeTiledFn encode_fn() {
+    static EncodeTiledFn fn = nullptr;
+    if (!fn) {
+        void *ptr = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fn = (EncodeTiledFn)ptr;
+    }
+    return fn;
+}
+
+template <int KIND, int S, bool PP>
+static cudaError_t launch(const Params &prm, const CUtensorMap &map, int num_docs, int max_seqlen, cudaStream_t stream) {
+    const int bytes = Smem<KIND, S>::kBytes;
+    static bool attr = false;
+    if (!attr) {
+        cudaError_t e = cudaFuncSetAttribute(fwd_kernel<KIND, S, PP>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (e != cudaSuccess) return e;
+        attr = true;
+    }
+    dim3 grid(num_docs, prm.Hq, (max_seqlen + kBM - 1) / kBM);
+    fwd_kernel<KIND, S, PP><<<grid, kThreads, bytes, stream>>>(map, prm);
+    return cudaGetLastError();
+}
+
+} // namespace flamia_fwd
+
+/* 1: V^T by TMA for aligned documents (default); 0: always the shared-memory transpose */
+int flamia_fwd_use_tma = 1;
+/* 1: consumer ping-pong (default); 0: the two consumer warpgroups run freely */
+int flamia_fwd_pingpong = 1;
+#define FWD_HAS_PINGPONG 1
+
+cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,
+                                cudaStream_t stream) {
+    using namespace flamia_fwd;
+    if (P->head_dim != kD) return cudaErrorNotSupported;
+    if (P->total_tokens <= 0 || P->num_docs <= 0 || P->max_seqlen <= 0) return cudaSuccess;
+    const flamia_sm90_layout L = flamia_sm90_layout_of(P);
+    uint8_t *ws = (uint8_t *)workspace;
+    Params prm;
+    prm.q8 = ws + L.q_codes;
+    prm.k8 = ws + L.k_codes;
+    prm.v8 = ws + L.v_codes;
+    prm.qe = (const int8_t *)(ws + L.q_exp);
+    prm.ke = (const int8_t *)(ws + L.k_exp);
+    prm.ve = (const int8_t *)(ws + L.v_exp);
+    prm.qb = (const uint16_t *)(ws + L.q_bf16);
+    prm.kb = (const uint16_t *)(ws + L.k_bf16);
+    prm.vb = (const uint16_t *)(ws + L.v_bf16);
+    prm.row_frame = (float *)(ws + L.row_frame);
+    prm.o = o;
+    prm.lse = lse;
+    prm.cu = P->cu_seqlens;
+    prm.T = P->total_tokens;
+    prm.Hq = P->heads_q;
+    prm.Hkv = P->heads_kv;
+    prm.group = P->heads_q / P->heads_kv;
+    prm.causal = P->causal;
+    prm.c = P->softmax_scale * 1.44269504088896341f;
+    const int nd = P->num_docs, ml = P->max_seqlen;
+    CUtensorMap map;
+    memset(&map, 0, sizeof map);
+    prm.use_tma = 0;
+    if (P->kind != FLAMIA_SM90_BF16 && flamia_fwd_use_tma) {
+        EncodeTiledFn enc = encode_fn();
+        const cuuint64_t dims[3] = {(cuuint64_t)L.t_pad, (cuuint64_t)kD, (cuuint64_t)P->heads_kv};
+        const cuuint64_t strides[2] = {(cuuint64_t)L.t_pad, (cuuint64_t)L.t_pad * kD};
+        const cuuint32_t box[3] = {kBN, kD, 1};
+        const cuuint32_t estr[3] = {1, 1, 1};
+        if (enc && enc(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, ws + L.vt_codes, dims, strides, box, estr,
+                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS)
+            prm.use_tma = 1;
+    }
+    const bool pp = flamia_fwd_pingpong != 0;
+    switch (P->kind) {
+    case FLAMIA_SM90_BF16:
+        return pp ? launch<KIND_BF16, 2, true>(prm, map, nd, ml, stream) : launch<KIND_BF16, 2, false>(prm, map, nd, ml, stream);
+    case FLAMIA_SM90_MXFP8_EXACT:
+        return pp ? launch<KIND_TOKEN, 3, true>(prm, map, nd, ml, stream) : launch<KIND_TOKEN, 3, false>(prm, map, nd, ml, stream);
+    default:
+        return pp ? launch<KIND_BLOCK, 3, true>(prm, map, nd, ml, stream) : launch<KIND_BLOCK, 3, false>(prm, map, nd, ml, stream);
+    }
+}
