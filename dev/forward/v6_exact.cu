@@ -12,7 +12,7 @@
  *     0: v5 (one FFMA).
  *     1: trunc on the FMA/ALU pipes: fadd.rz(t, copysign(2^23, t)) - copysign(2^23, t)
  *        (exact for |t| < 2^23; beyond that ti + tf = t still holds exactly).
- *     2: the same values (bit-identical to 1), trunc by cvt.rzi (FRND, which shares the
+ *     2: the same values (bit-identical to 1 for |t| < 2^23), trunc by cvt.rzi (FRND, which shares the
  *        XU pipe with MUFU.EX2): for timing only.
  *   Per element: FMUL t, FMNMX (clamp t >= M - 124: below, the value is < 2^-124 of the
  *   row max, E4M3 code 0 and invisible in l; it keeps 2^(ti-M) normal so that the exponent
@@ -36,6 +36,10 @@
  *     2: cheaper, not the probe's arrangement: two accumulators each chaining two k-steps
  *        (S = k0 + k2, B = k1 + k3), one FP32 add S += B, no extra wait (accuracy between the
  *        two measured cases; fp8_acc_probe prints it).
+ *   Registers: with P in registers (FWD_P_SMEM=0) O 64 + P 16 + S 64 + B 64 are in flight
+ *   together; ptxas (nvcc 13.0, consumers at 232) then serializes the wgmmas (C7512) and
+ *   spills 124-160 B. FWD_P_SMEM=1 (the default with promotion) frees the P registers: no
+ *   C7512, spills 52-56 B (mxfp8) / 112-120 B (mxfp8-exact), v5: 24 B / 32-44 B.
  *
  * To measure: sh dev/forward/build.sh (see run_next.sh for the variant list), then on
  * the device bash dev/forward/run_next.sh. */
@@ -368,7 +372,7 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
 #if FWD_EXP_SPLIT
                     /* numerics.md 3.3: t = fl(s*c), ti = trunc t, tf = t - ti (exact),
                      * E = ex2(tf) * 2^(ti - M): the rounded part never sees the frame */
-                    const float t = fmaxf(u * cc[hh], tlo[hh]);
+                    const float t = fmaxf(__fmul_rn(u, cc[hh]), tlo[hh]);
                     const float ti = exp_trunc(t);
                     const float ex = ex2(__fsub_rn(t, ti));
                     const float sk = __fadd_rn(ti, kadd[hh]);
