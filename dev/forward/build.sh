@@ -1,12 +1,13 @@
 #!/bin/sh
-# Builds the forward dev harness: dev/forward/bin/check_forward (current kernel)
-# and, for each dev/forward/vN_*.cu given as argument, dev/forward/bin/check_vN_*.
-# An argument FILE.cu@TAG=DEF[,DEF...] builds FILE.cu with -DDEF ... into
-# dev/forward/bin/check_<name>_<TAG> (compile-time switch variants, e.g.
-# dev/forward/v6_exact.cu@e0p1=FWD_EXP_SPLIT=0,FWD_S_PROMOTE=1).
-# PTXAS=1: also print ptxas -v (registers, spills, C75xx warnings) per kernel into
-# dev/forward/bin/ptxas_<binary>.txt.
-# Usage (from the repo root): sh dev/forward/build.sh [dev/forward/v1_sync.cu ...]
+# Builds the forward dev harness: dev/forward/bin/check_forward (current kernel),
+# dev/forward/bin/fp8_acc_probe and, for each dev/forward/vN_*.cu given as argument,
+# dev/forward/bin/check_vN_*. A source may list compile-time switch variants in lines
+# " * @variant TAG=DEF[,DEF...]" (v6_exact.cu does): each is built too, with -DDEF ...,
+# into dev/forward/bin/check_<name>_<TAG> (VARIANTS=0 skips them). An argument
+# FILE.cu@TAG=DEF[,DEF...] builds one such variant explicitly.
+# PTXAS=1: ptxas -v (registers, spills, C75xx) per binary into dev/forward/bin/ptxas_<binary>.txt,
+# summary lines on stdout. The nvcc runs go in parallel (PAR=0: one at a time).
+# Usage (from the repo root): sh dev/forward/build.sh [dev/forward/v5_regs.cu dev/forward/v6_exact.cu ...]
 set -e
 cd "$(dirname "$0")/../.."
 B=dev/forward/bin
@@ -17,14 +18,23 @@ for f in kernels/formats/formats.c kernels/ref/*.c; do
   [ "$o" -nt "$f" ] || $CC -O2 -std=c11 -Ikernels/include -Ikernels/formats -Ikernels/ref -c $f -o $o
 done
 NV="nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Ikernels/include -Ikernels/formats -Ikernels/sm90 -Ikernels/ref -Xcompiler -fopenmp -lgomp"
-nv() { # nv OUT [flags...]
+nv1() { # nv1 OUT [flags...]
   out=$1; shift
   if [ -n "$PTXAS" ]; then
-    $NV -Xptxas -v "$@" dev/forward/check_forward.cu $B/obj/*.o -o $B/$out > $B/ptxas_$out.txt 2>&1 || { cat $B/ptxas_$out.txt; exit 1; }
+    $NV -Xptxas -v "$@" dev/forward/check_forward.cu $B/obj/*.o -o $B/$out > $B/ptxas_$out.txt 2>&1 || { cat $B/ptxas_$out.txt; return 1; }
     grep -E "C75|spill|Used" $B/ptxas_$out.txt | sed "s/^/$out: /"
   else
     $NV "$@" dev/forward/check_forward.cu $B/obj/*.o -o $B/$out
   fi
+}
+pids=""
+nv() {
+  if [ "${PAR:-1}" = 1 ]; then nv1 "$@" & pids="$pids $!"; else nv1 "$@"; fi
+}
+variant() { # variant SRC TAG DEFS
+  flags=""
+  for d in $(echo "$3" | tr ',' ' '); do flags="$flags -D$d"; done
+  nv check_$(basename $1 .cu)_$2 -DFWD_SRC="\"$(pwd)/$1\"" $flags
 }
 nv check_forward
 # the FP8 accumulation probe (numerics.md 8)
@@ -33,13 +43,18 @@ nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Ikernels/include -Ike
 for v in "$@"; do
   case "$v" in
   *@*)
-    src=${v%%@*}; spec=${v#*@}; tag=${spec%%=*}; defs=${spec#*=}
-    n=$(basename $src .cu)_$tag
-    flags=""
-    for d in $(echo "$defs" | tr ',' ' '); do flags="$flags -D$d"; done
-    nv check_$n -DFWD_SRC="\"$(pwd)/$src\"" $flags ;;
+    src=${v%%@*}; spec=${v#*@}
+    variant $src ${spec%%=*} ${spec#*=} ;;
   *)
-    n=$(basename $v .cu)
-    nv check_$n -DFWD_SRC="\"$(pwd)/$v\"" ;;
+    nv check_$(basename $v .cu) -DFWD_SRC="\"$(pwd)/$v\""
+    if [ "${VARIANTS:-1}" = 1 ]; then
+      for spec in $(sed -n 's/^ \* @variant \([^ ]*\).*/\1/p' $v); do
+        variant $v ${spec%%=*} ${spec#*=}
+      done
+    fi ;;
   esac
 done
+rc=0
+for p in $pids; do wait $p || rc=1; done
+[ $rc = 0 ] || echo "build.sh: a build failed" >&2
+exit $rc

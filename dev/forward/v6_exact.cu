@@ -41,8 +41,16 @@
  *   spills 124-160 B. FWD_P_SMEM=1 (the default with promotion) frees the P registers: no
  *   C7512, spills 52-56 B (mxfp8) / 112-120 B (mxfp8-exact), v5: 24 B / 32-44 B.
  *
- * To measure: sh dev/forward/build.sh (see run_next.sh for the variant list), then on
- * the device bash dev/forward/run_next.sh. */
+ * To measure: sh dev/forward/build.sh dev/forward/v5_regs.cu dev/forward/v6_exact.cu here
+ * (builds check_v6_exact and the switch variants below), carry dev/forward/bin, then on the
+ * device bash dev/forward/run_next.sh. Variants built by build.sh (e = FWD_EXP_SPLIT,
+ * p = FWD_S_PROMOTE, s = FWD_P_SMEM; the default is e1 p1 s1):
+ * @variant e1p0=FWD_S_PROMOTE=0                          split only (P in registers)
+ * @variant e0p1=FWD_EXP_SPLIT=0                          promotion only
+ * @variant e1p2=FWD_S_PROMOTE=2                          split + 2x2-chain promotion
+ * @variant e2p0=FWD_EXP_SPLIT=2,FWD_S_PROMOTE=0          split with FRND trunc (timing)
+ * @variant e0p0s1=FWD_EXP_SPLIT=0,FWD_S_PROMOTE=0,FWD_P_SMEM=1   v5 + P in smem (timing)
+ * @variant e1p1s0=FWD_P_SMEM=0                           both fixes, P in registers (C7512) */
 #ifndef FWD_EXP_SPLIT
 #define FWD_EXP_SPLIT 1
 #endif
