@@ -15,13 +15,14 @@
 #   check_v6_exact_e2p0    split with trunc by FRND (timing only; values identical to e1p0)
 #   check_v6_exact_e0p0s1  v5 with P through shared memory (timing only; values identical to v5)
 #   check_v6_exact_e1p1s0  both fixes with P in registers: ptxas serializes the wgmmas (timing only)
+#   check_v6_exact_e3p0    floor split instead of trunc (NOT numerics.md 3.3; timing only)
 #   fp8_acc_probe          S-tile accumulation error: chained / 4 fresh + FP32 / 2x2 chains + FP32
 # Usage (device, repo root): bash dev/forward/run_next.sh   (log: $OUT/next_log.txt)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
 B=dev/forward/bin
 LOG=${OUT:-/tmp}/next_log.txt
 t() { local b=$1; shift; timeout ${TMO:-20} $B/$b "$@" 2>&1 | sed "s|^|$b: |" | tee -a $LOG; }
-for b in check_forward check_v5_regs check_v6_exact check_v6_exact_e1p1s0 fp8_acc_probe; do
+for b in check_forward check_v5_regs check_v6_exact check_v6_exact_e1p1s0 check_v6_exact_e3p0 fp8_acc_probe; do
   [ -x $B/$b ] || { echo "building (missing $b)" | tee -a $LOG; sh dev/forward/build.sh dev/forward/v5_regs.cu dev/forward/v6_exact.cu >/dev/null 2>&1; break; }
 done
 date | tee -a $LOG
@@ -39,7 +40,7 @@ for b in check_forward check_v5_regs check_v6_exact check_v6_exact_e1p0 check_v6
   TMO=30 t $b mxfp8 16x4096 16 16 1 sample200 30
 done
 for b in check_forward check_v5_regs check_v6_exact check_v6_exact_e1p0 check_v6_exact_e0p1 check_v6_exact_e1p2 \
-         check_v6_exact_e2p0 check_v6_exact_e0p0s1 check_v6_exact_e1p1s0; do
+         check_v6_exact_e2p0 check_v6_exact_e3p0 check_v6_exact_e0p0s1 check_v6_exact_e1p1s0; do
   TMO=30 t $b mxfp8 4x4096  16 16 1 none 30
 done
 date | tee -a $LOG

@@ -14,6 +14,12 @@
  *        (exact for |t| < 2^23; beyond that ti + tf = t still holds exactly).
  *     2: the same values (bit-identical to 1 for |t| < 2^23), trunc by cvt.rzi (FRND, which shares the
  *        XU pipe with MUFU.EX2): for timing only.
+ *     3: NOT numerics.md 3.3, for timing only: ti = floor(t) (tf in [0, 1)), one
+ *        instruction fewer per element than 1 (fadd.rm(t, 2^23 + 512 - M) carries ti - M
+ *        in its low mantissa bits, so no LOP3 and no separate add for the exponent). It has
+ *        the same property (the rounded part never sees the frame); values differ from 1
+ *        only in ex2.approx's rounding of tf vs tf + 1 for negative non-integer t. Measures
+ *        what switching numerics.md to floor would buy.
  *   Per element: FMUL t, FMNMX (clamp t >= M - 124: below, the value is < 2^-124 of the
  *   row max, E4M3 code 0 and invisible in l; it keeps 2^(ti-M) normal so that the exponent
  *   add cannot wrap), trunc (1: LOP3 + 2 FADD; 2: FRND), FADD tf, MUFU, FADD + LEA/IMAD
@@ -50,7 +56,8 @@
  * @variant e1p2=FWD_S_PROMOTE=2                          split + 2x2-chain promotion
  * @variant e2p0=FWD_EXP_SPLIT=2,FWD_S_PROMOTE=0          split with FRND trunc (timing)
  * @variant e0p0s1=FWD_EXP_SPLIT=0,FWD_S_PROMOTE=0,FWD_P_SMEM=1   v5 + P in smem (timing)
- * @variant e1p1s0=FWD_P_SMEM=0                           both fixes, P in registers (C7512) */
+ * @variant e1p1s0=FWD_P_SMEM=0                           both fixes, P in registers (C7512)
+ * @variant e3p0=FWD_EXP_SPLIT=3,FWD_S_PROMOTE=0          floor split (not the definition; timing) */
 #ifndef FWD_EXP_SPLIT
 #define FWD_EXP_SPLIT 1
 #endif
@@ -381,9 +388,15 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                     /* numerics.md 3.3: t = fl(s*c), ti = trunc t, tf = t - ti (exact),
                      * E = ex2(tf) * 2^(ti - M): the rounded part never sees the frame */
                     const float t = fmaxf(__fmul_rn(u, cc[hh]), tlo[hh]);
+#if FWD_EXP_SPLIT == 3
+                    /* floor split: sk = kadd + floor t exactly (kadd + t in [2^23, 2^24)) */
+                    const float sk = __fadd_rd(t, kadd[hh]);
+                    const float ex = ex2(__fsub_rn(t, __fsub_rn(sk, kadd[hh])));
+#else
                     const float ti = exp_trunc(t);
                     const float ex = ex2(__fsub_rn(t, ti));
                     const float sk = __fadd_rn(ti, kadd[hh]);
+#endif
                     float ev = __uint_as_float(__float_as_uint(ex) + (__float_as_uint(sk) << 23));
                     if (MASK) ev = (u == -INFINITY) ? 0.f : ev;
 #else
