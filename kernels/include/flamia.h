@@ -41,7 +41,7 @@ const char *flamia_status_string(flamia_status s);
 /* Detail of the last failure on this thread ("" if none). Valid until the
  * next libflamia call on the same thread. */
 const char *flamia_last_error(void);
-const char *flamia_version_string(void);
+const char *flamia_version_string(void); /* "flamia X.Y.Z (cuda sm_90a)" or "(cpu only)" */
 
 /* ----------------------------------------------------------------- formats */
 /* OCP E4M3 (FN): bias 7, max 448, subnormals, no infinities.

@@ -19,7 +19,13 @@ const char *flamia_status_string(flamia_status s) {
 
 const char *flamia_last_error(void) { return last_error; }
 
-const char *flamia_version_string(void) { return "flamia 0.1.0"; }
+const char *flamia_version_string(void) {
+#if FLAMIA_WITH_CUDA
+    return "flamia 0.1.0 (cuda sm_90a)";
+#else
+    return "flamia 0.1.0 (cpu only)";
+#endif
+}
 
 void flamia_clear_error(void) { last_error[0] = '\0'; }
 

@@ -117,6 +117,24 @@ int main(void) {
     printf("  %-34s -> %s\n", "approximate exp in backward", flamia_last_error());
     CHECK(flamia_ref_backward(&mx, &s, q, k, v, o, lse, dout, NULL, dk, dv) == FLAMIA_ERR_INVALID, "NULL dq");
 
+    /* a training call with an inference-only exponential is refused before any device
+     * work (a CUDA build answers without a GPU too; a CPU-only build says it has no CUDA) */
+    {
+        int32_t dcu[3] = {0, 17, T0};
+        flamia_shape ds = s;
+        ds.cu_seqlens = dcu;
+        ds.max_seqlen = 23;
+        st = flamia_cuda_train_step(&approx, &ds, q, k, v, dout, o, lse, dq, dk, dv, NULL, 0, NULL);
+        if (strstr(flamia_version_string(), "cuda"))
+            CHECK(st == FLAMIA_ERR_INVALID && strstr(flamia_last_error(), "inference-only"),
+                  "cuda train step with an approximate exp: %s: %s", flamia_status_string(st), flamia_last_error());
+        else
+            CHECK(st == FLAMIA_ERR_UNSUPPORTED, "cpu-only build: %s", flamia_status_string(st));
+        printf("  %-34s -> %s: %s\n", "cuda train step, approximate exp", flamia_status_string(st),
+               flamia_last_error());
+    }
+    printf("%s\n", flamia_version_string());
+
     /* CUDA entry points answer with a status whatever the build */
     size_t bytes = 0;
     st = flamia_cuda_workspace_size(&mx, &s, &bytes);
