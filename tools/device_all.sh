@@ -7,10 +7,11 @@
 # Steps (each under its own timeout, logs under $OUT, a summary table last):
 #   bwd       backward v3 correctness + timing   (dev/backward/run_device.sh all; bins carried or built)
 #   fwd       forward v4/v5/v6 correctness + timing (dev/forward/run_next.sh; bins carried or built)
+#   quant     quantize v4/v5 bit-exactness + timing (dev/quantize/run_next.sh; bins carried or built)
 #   tests     meson gpu suite (builds build-device/ with meson there)
 #   latency   ours + peers (incl. FlexAttention and the log-uniform layouts) -> HDF5
 #   sanitize  compute-sanitizer memcheck + racecheck on small cases
-# Carry dev/forward/bin and dev/backward/bin (built here with dev/*/build.sh) to save minutes.
+# Carry dev/forward/bin, dev/backward/bin and dev/quantize/bin (built here with dev/*/build.sh) to save minutes.
 set -u
 OUT=${OUT:-/tmp/flamia-out}
 mkdir -p "$OUT"
@@ -35,10 +36,11 @@ for s in $STEPS; do
         [ -x dev/forward/bin/check_forward ] ||
             step fwd-build 300 sh dev/forward/build.sh dev/forward/v5_regs.cu dev/forward/v6_exact.cu
         step fwd 180 bash dev/forward/run_next.sh ;;
+    quant) step quant 150 bash dev/quantize/run_next.sh ;;
     tests) step tests 420 bash experiments/latency/device_run.sh tests ;;
     latency) step latency 420 bash experiments/latency/device_run.sh ours peers flex ;;
     sanitize) step sanitize 300 bash experiments/latency/device_run.sh sanitize ;;
-    *) echo "unknown step $s (bwd fwd tests latency sanitize)"; exit 2 ;;
+    *) echo "unknown step $s (bwd fwd quant tests latency sanitize)"; exit 2 ;;
     esac
 done
 echo "--- summary"; printf '%s\n' "${summary[@]}"
