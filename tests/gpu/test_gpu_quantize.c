@@ -9,20 +9,8 @@
  * head_dim 128 and 64; recipes bf16, mxfp8, mxfp8-exact, Hadamard off/on.
  */
 #include "gpu_common.h"
+#include "ref_internal.h" /* flamia_ref_hadamard: the rotation the GPU must match */
 #include "sm90_launch.h"
-
-/* Same butterflies, same order, same normalization as flamia_ref_hadamard. */
-static void hadamard_row(float *v, int D) {
-    const float norm = 1.0f / sqrtf((float)D);
-    for (int len = 1; len < D; len <<= 1)
-        for (int i = 0; i < D; i += 2 * len)
-            for (int j = i; j < i + len; j++) {
-                float a = v[j], b = v[j + len];
-                v[j] = a + b;
-                v[j + len] = a - b;
-            }
-    for (int d = 0; d < D; d++) v[d] *= norm;
-}
 
 /* Test inputs that exercise the corners: per-token magnitudes over many
  * binades, zero rows, single-spike rows (the rest goes subnormal in E4M3),
@@ -57,7 +45,7 @@ static void expect_e4m3(const uint16_t *in, int T, int H, int D, const int32_t *
     float *x = xmalloc((size_t)T * H * D * sizeof(float));
     for (size_t i = 0; i < (size_t)T * H * D; i++) x[i] = flamia_bf16_value(in[i]);
     if (rotate)
-        for (size_t rr = 0; rr < (size_t)T * H; rr++) hadamard_row(x + rr * D, D);
+        flamia_ref_hadamard(x, (size_t)T * H, D); /* the reference's own rotation */
     for (int doc = 0; doc < ndocs; doc++)
         for (int s = cu[doc]; s < cu[doc + 1]; s += gran) {
             int e_end = s + gran < cu[doc + 1] ? s + gran : cu[doc + 1];
@@ -89,7 +77,7 @@ static void expect_bf16(const uint16_t *in, size_t rows, int D, int rotate, uint
     float *v = xmalloc((size_t)D * sizeof(float));
     for (size_t rr = 0; rr < rows; rr++) {
         for (int d = 0; d < D; d++) v[d] = flamia_bf16_value(in[rr * D + d]);
-        hadamard_row(v, D);
+        flamia_ref_hadamard(v, 1, D);
         for (int d = 0; d < D; d++) out[rr * D + d] = flamia_bf16_bits(v[d]);
     }
     free(v);
