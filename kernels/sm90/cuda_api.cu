@@ -17,12 +17,11 @@
 #include "flamia_internal.h"
 #include "sm90_launch.h"
 
-/* The backward and train_step entry points call flamia_sm90_backward only once it is
- * validated on the GPU (tests/gpu/test_gpu_backward.c): build with
- * -DFLAMIA_SM90_BACKWARD_READY=1 (or flip the default here) to enable them. Until then
- * they validate every argument and answer FLAMIA_ERR_UNSUPPORTED, enqueuing nothing. */
+/* The backward and train_step entry points call flamia_sm90_backward (validated on the
+ * H200 by tests/gpu/test_gpu_backward.c). -DFLAMIA_SM90_BACKWARD_READY=0 turns them into
+ * argument checkers that answer FLAMIA_ERR_UNSUPPORTED and enqueue nothing. */
 #ifndef FLAMIA_SM90_BACKWARD_READY
-#define FLAMIA_SM90_BACKWARD_READY 0
+#define FLAMIA_SM90_BACKWARD_READY 1
 #endif
 
 namespace {

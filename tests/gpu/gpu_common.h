@@ -130,4 +130,47 @@ static int failures;
         }                                                        \
     } while (0)
 
+/* ---- bounds for the FP8 recipes on Hopper (docs/numerics.md 8.2)
+ * Hopper's FP8 wgmma sums its products with an accumulator narrower than FP32: the
+ * score of one k=128 product is off by up to kFp8ScoreEps x max|s| (probe
+ * dev/forward/fp8_acc_probe.cu on the H200: 2.5e-4 for N(0,1) operands, 4.1e-4 with
+ * outlier channels). The CPU reference sums exactly in FP32/FP64, so the two compute the
+ * same function of slightly different scores:
+ *  - a P or dS code moves by one E4M3 step wherever that shift crosses a rounding
+ *    midpoint. Per element the expected squared change is about delta*u*P^2 (delta the
+ *    relative shift, u the relative E4M3 step) against u^2 P^2 / 12 for the recipe's own
+ *    rounding: GPU-vs-ref / ref-vs-FP64 ~ sqrt(12 delta / u), about 0.1 here (measured
+ *    0.06-0.12 over the dev harness and the gpu suite). Bound kHwRatio = 0.25.
+ *  - the GPU must be as accurate as the recipe: GPU-vs-FP64 <= kHwF64Slack x ref-vs-FP64
+ *    (independent errors at ratio 0.25 would give 1.03).
+ *  - one element can move by at most one E4M3 step of its dominant term: max |d| <=
+ *    2^-3 max |ref| (kHwMaxRel).
+ *  - lse sums unquantized exponentials: |d lse| <= kFp8ScoreEps max|s| (natural units)
+ *    + the 2e-3 of ex2.approx and FP32 sums.
+ * A real defect (a wrong code, scale or mask) gives a ratio near or above 1. */
+static const double kFp8ScoreEps = 4.1e-4, kHwRatio = 0.25, kHwF64Slack = 1.05, kHwMaxRel = 0.125;
+
+/* max |s| = max |q_i . k_j| * scale over the pairs attention evaluates (same document;
+ * causal: j <= i), every query head with its kv head: the scale of the score error. */
+static inline double max_abs_score(const float *q, const float *k, const int32_t *cu, int ndocs, int Hq, int Hkv,
+                                   int D, int causal) {
+    const double scale = 1.0 / sqrt((double)D);
+    double m = 0;
+    for (int d = 0; d < ndocs; d++)
+        for (int h = 0; h < Hq; h++) {
+            const int hk = h / (Hq / Hkv);
+            for (int i = cu[d]; i < cu[d + 1]; i++) {
+                const float *qi = q + ((size_t)i * Hq + h) * D;
+                const int jend = causal ? i + 1 : cu[d + 1];
+                for (int j = cu[d]; j < jend; j++) {
+                    const float *kj = k + ((size_t)j * Hkv + hk) * D;
+                    float s = 0;
+                    for (int c = 0; c < D; c++) s += qi[c] * kj[c];
+                    if (fabs(s) > m) m = fabs(s);
+                }
+            }
+        }
+    return m * scale;
+}
+
 #endif

@@ -6,28 +6,28 @@
  * multiple of 32 or 128, GQA, causal and not, Hadamard on (dQ, dK rotated back);
  * recipes mxfp8, mxfp8-exact, bf16.
  * dQ, dK, dV are poisoned (BF16 NaN) before the call: every element must be
- * written. Exits 77 (skip) while flamia_cuda_backward answers UNSUPPORTED.
+ * written.
  *
- * Bounds (docs/numerics.md 4, docs/perf-notes.md "Backward kernel"): both sides
- * round the gradients to BF16; the GPU sums in FP32 where the reference sums in
- * FP64, and evaluates exp2 with ex2.approx: a P or dS code differs only where a
- * value sits on an E4M3 rounding boundary; the FP8 kernel's folded exponents
- * (within 32-token blocks, mxfp8-exact only) differ only on E4M3 subnormals and
- * its dV multiplies P in F16 (relative 2^-11). Hence for dQ, dK and dV
- *   relative L2 <= 5e-3 and max |d| <= 5e-2 max |ref|
- * (the default plain kernel measured ~1e-5), and for the FP8 recipes GPU-vs-ref
- * below ref-vs-FP64 for dQ and dK. FLAMIA_SM90_BWD=fp8 runs the FP8 wgmma kernel.
+ * Bounds (docs/numerics.md 8.2; gpu_common.h "bounds for the FP8 recipes"): both
+ * sides round the gradients to BF16.
+ *   bf16 kind (the plain FP32 kernel, the reference's function to FP32 summation order):
+ *     relative L2 <= 5e-3 and max |d| <= 5e-2 max |ref| for dQ, dK, dV (measured ~1e-5).
+ *   mxfp8, mxfp8-exact (FP8 wgmma kernel): the FP8 accumulation moves P and dS codes
+ *     across E4M3 rounding midpoints, and dV multiplies P in F16 (relative 2^-11), so for
+ *     each gradient GPU-vs-ref <= kHwRatio (0.25) x ref-vs-FP64, GPU-vs-FP64 <= kHwF64Slack
+ *     (1.05) x ref-vs-FP64 and max |d| <= 2^-3 max |ref|.
+ *   FLAMIA_SM90_BWD=plain runs the FP32 kernel for the FP8 recipes too (then ~1e-5).
  */
 #include "gpu_common.h"
 
 typedef struct {
-    double rel, maxrel, rel64;
+    double rel, maxrel, rel64, gpu64;
     long nonfinite;
 } cmp_t;
 
 static cmp_t compare(const uint16_t *gpu, const float *ref, const double *f64, size_t n) {
-    cmp_t c = {0, 0, 0, 0};
-    double num = 0, den = 0, n64 = 0, d64 = 0, dmax = 0, rmax = 0;
+    cmp_t c = {0, 0, 0, 0, 0};
+    double num = 0, den = 0, n64 = 0, g64 = 0, d64 = 0, dmax = 0, rmax = 0;
     for (size_t i = 0; i < n; i++) {
         const double g = flamia_bf16_value(gpu[i]);
         if (!isfinite(g)) {
@@ -38,12 +38,14 @@ static cmp_t compare(const uint16_t *gpu, const float *ref, const double *f64, s
         num += d * d;
         den += (double)ref[i] * ref[i];
         n64 += (ref[i] - f64[i]) * (ref[i] - f64[i]);
+        g64 += (g - f64[i]) * (g - f64[i]);
         d64 += f64[i] * f64[i];
         if (fabs(d) > dmax) dmax = fabs(d);
         if (fabs(ref[i]) > rmax) rmax = fabs(ref[i]);
     }
     c.rel = sqrt(num / (den + 1e-300));
     c.rel64 = sqrt(n64 / (d64 + 1e-300));
+    c.gpu64 = sqrt(g64 / (d64 + 1e-300));
     c.maxrel = dmax / (rmax + 1e-300);
     return c;
 }
@@ -93,11 +95,6 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     FL(flamia_cuda_quantize(&rec, &ds, dq_in, dk_in, dv_in, ws, wsb, st));
     FL(flamia_cuda_forward(&rec, &ds, ws, wsb, dO, dlse, st));
     flamia_status fs = flamia_cuda_backward(&rec, &ds, ws, wsb, dO, dlse, ddo, gq, gk, gv, st);
-    if (fs == FLAMIA_ERR_UNSUPPORTED) {
-        printf("SKIP test_gpu_backward: flamia_cuda_backward -> %s (%s)\n", flamia_status_string(fs),
-               flamia_last_error());
-        exit(SKIP_CODE);
-    }
     if (fs != FLAMIA_OK) {
         fprintf(stderr, "FAIL %s (%s): flamia_cuda_backward -> %s: %s\n", label, preset, flamia_status_string(fs),
                 flamia_last_error());
@@ -121,17 +118,26 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     FL(flamia_ref64_backward(&hs, q, k, v, g, q64, k64, v64));
     const cmp_t cq = compare(hq, rq, q64, nq), ck = compare(hk, rk, k64, nk), cv = compare(hv, rv, v64, nk);
     printf("%-28s %-11s had=%d causal=%d T=%5d docs=%3d Hq=%d Hkv=%d | relL2 (max) vs ref: dQ %.2e (%.2e) dK %.2e (%.2e) "
-           "dV %.2e (%.2e) | ref vs f64: %.2e %.2e %.2e | unwritten %ld\n",
+           "dV %.2e (%.2e) | ref vs f64: %.2e %.2e %.2e | gpu vs f64: %.2e %.2e %.2e | unwritten %ld\n",
            label, preset, hadamard, causal, T, ndocs, Hq, Hkv, cq.rel, cq.maxrel, ck.rel, ck.maxrel, cv.rel, cv.maxrel,
-           cq.rel64, ck.rel64, cv.rel64, cq.nonfinite + ck.nonfinite + cv.nonfinite);
+           cq.rel64, ck.rel64, cv.rel64, cq.gpu64, ck.gpu64, cv.gpu64, cq.nonfinite + ck.nonfinite + cv.nonfinite);
     const int fp8 = strcmp(preset, "bf16") != 0;
     EXPECT(cq.nonfinite + ck.nonfinite + cv.nonfinite == 0, "%s %s: outputs unwritten or non-finite", label, preset);
-    EXPECT(cq.rel <= 5e-3 && cq.maxrel <= 5e-2, "%s %s: dQ relL2 %.3e max %.3e", label, preset, cq.rel, cq.maxrel);
-    EXPECT(ck.rel <= 5e-3 && ck.maxrel <= 5e-2, "%s %s: dK relL2 %.3e max %.3e", label, preset, ck.rel, ck.maxrel);
-    EXPECT(cv.rel <= 5e-3 && cv.maxrel <= 5e-2, "%s %s: dV relL2 %.3e max %.3e", label, preset, cv.rel, cv.maxrel);
-    if (fp8) {
-        EXPECT(cq.rel < cq.rel64, "%s %s: dQ GPU-vs-ref %.3e not below ref-vs-FP64 %.3e", label, preset, cq.rel, cq.rel64);
-        EXPECT(ck.rel < ck.rel64, "%s %s: dK GPU-vs-ref %.3e not below ref-vs-FP64 %.3e", label, preset, ck.rel, ck.rel64);
+    const cmp_t *cs[3] = {&cq, &ck, &cv};
+    const char *names[3] = {"dQ", "dK", "dV"};
+    for (int i = 0; i < 3; i++) {
+        const cmp_t *c = cs[i];
+        if (fp8) {
+            EXPECT(c->rel <= kHwRatio * c->rel64, "%s %s: %s GPU-vs-ref %.3e > %.2f x ref-vs-FP64 %.3e", label, preset,
+                   names[i], c->rel, kHwRatio, c->rel64);
+            EXPECT(c->gpu64 <= kHwF64Slack * c->rel64, "%s %s: %s GPU-vs-FP64 %.3e > %.2f x ref-vs-FP64 %.3e", label,
+                   preset, names[i], c->gpu64, kHwF64Slack, c->rel64);
+            EXPECT(c->maxrel <= kHwMaxRel, "%s %s: %s max |d| / max |ref| %.3e > %.3f", label, preset, names[i],
+                   c->maxrel, kHwMaxRel);
+        } else {
+            EXPECT(c->rel <= 5e-3 && c->maxrel <= 5e-2, "%s %s: %s relL2 %.3e max %.3e", label, preset, names[i],
+                   c->rel, c->maxrel);
+        }
     }
 
     CK(cudaStreamDestroy(st));

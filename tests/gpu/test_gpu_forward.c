@@ -6,22 +6,20 @@
  * Outputs are poisoned (BF16 NaN, float NaN) before each call: every element
  * must be written.
  *
- * Bounds (docs/numerics.md: the GPU computes the reference's function up to
- * FP32 summation order and the stated latitudes). Both sides round O to BF16,
- * so most elements agree exactly and the rest by one BF16 step (2^-8
- * relative); the remaining sources are FP32 (wgmma) vs FP64 score sums and
- * ex2.approx vs exp2, which flip an E4M3 P code only when a value sits on a
- * rounding boundary, and the V-scale folding latitude (subnormal P only).
- *   relative L2 error of O  <= 4e-3   (vs FP64 the mxfp8 recipes sit near
- *                                      1e-2..3e-2: we also require GPU-vs-ref
- *                                      to be >= 4x below ref-vs-FP64 there)
- *   max |dO| / max |O_ref|  <= 2e-2
- *   max |d lse|             <= 2e-3   (natural log units)
+ * Bounds (docs/numerics.md 8.2; gpu_common.h "bounds for the FP8 recipes"). Both
+ * sides round O to BF16.
+ *   bf16 kind (BF16 wgmma, FP32 sums, ex2.approx): relative L2 of O <= 4e-3, max |dO|
+ *     <= 2e-2 max |O_ref|, max |d lse| <= 2e-3.
+ *   mxfp8, mxfp8-exact: the FP8 wgmma accumulates below FP32 (score error up to
+ *     kFp8ScoreEps max|s|), which moves P codes across E4M3 rounding midpoints; so
+ *     GPU-vs-ref <= kHwRatio (0.25) x ref-vs-FP64, GPU-vs-FP64 <= kHwF64Slack (1.05) x
+ *     ref-vs-FP64 (the GPU is as accurate as the recipe), max |dO| <= 2^-3 max |O_ref|,
+ *     max |d lse| <= kFp8ScoreEps max|s| + 2e-3 with max|s| computed from the inputs.
  */
 #include "gpu_common.h"
 
 typedef struct {
-    double rel_l2, max_rel, max_lse, rel_l2_f64;
+    double rel_l2, max_rel, max_lse, rel_l2_f64, gpu_f64;
     long nonfinite;
 } cmp_t;
 
@@ -85,8 +83,8 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     CK(cudaMemcpy(o_gpu, dO, nq * 2, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(lse_gpu, dlse, (size_t)T * Hq * 4, cudaMemcpyDeviceToHost));
 
-    cmp_t c = {0, 0, 0, 0, 0};
-    double num = 0, den = 0, num64 = 0, maxref = 0, maxdiff = 0;
+    cmp_t c = {0, 0, 0, 0, 0, 0};
+    double num = 0, den = 0, num64 = 0, numg64 = 0, maxref = 0, maxdiff = 0;
     long exact = 0;
     for (size_t i = 0; i < nq; i++) {
         float g = flamia_bf16_value(o_gpu[i]);
@@ -98,6 +96,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
         num += d * d;
         den += (double)o_ref[i] * o_ref[i];
         num64 += ((double)o_ref[i] - o64[i]) * ((double)o_ref[i] - o64[i]);
+        numg64 += ((double)g - o64[i]) * ((double)g - o64[i]);
         if (fabs(o_ref[i]) > maxref) maxref = fabs(o_ref[i]);
         if (fabs(d) > maxdiff) maxdiff = fabs(d);
         exact += g == o_ref[i];
@@ -112,19 +111,28 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     }
     c.rel_l2 = sqrt(num / (den + 1e-300));
     c.rel_l2_f64 = sqrt(num64 / (den + 1e-300));
+    c.gpu_f64 = sqrt(numg64 / (den + 1e-300));
     c.max_rel = maxdiff / (maxref + 1e-300);
 
-    printf("%-28s %-11s had=%d causal=%d T=%5d docs=%3d Hq=%d Hkv=%d | O relL2 %.2e (ref vs f64 %.2e) "
-           "max %.2e exact %.1f%% | lse max %.1e | unwritten %ld\n",
-           label, preset, hadamard, causal, T, ndocs, Hq, Hkv, c.rel_l2, c.rel_l2_f64, c.max_rel,
-           100.0 * exact / (double)nq, c.max_lse, c.nonfinite);
+    const int fp8 = strcmp(preset, "bf16") != 0;
+    const double lse_bound = fp8 ? kFp8ScoreEps * max_abs_score(q, k, cu, ndocs, Hq, Hkv, D, causal) + 2e-3 : 2e-3;
+    printf("%-28s %-11s had=%d causal=%d T=%5d docs=%3d Hq=%d Hkv=%d | O relL2 %.2e (ref vs f64 %.2e, ratio %.3f; "
+           "gpu vs f64 %.2e) max %.2e exact %.1f%% | lse max %.1e (bound %.1e) | unwritten %ld\n",
+           label, preset, hadamard, causal, T, ndocs, Hq, Hkv, c.rel_l2, c.rel_l2_f64,
+           c.rel_l2 / (c.rel_l2_f64 + 1e-300), c.gpu_f64, c.max_rel, 100.0 * exact / (double)nq, c.max_lse, lse_bound,
+           c.nonfinite);
     EXPECT(c.nonfinite == 0, "%s %s: %ld outputs unwritten or non-finite", label, preset, c.nonfinite);
-    EXPECT(c.rel_l2 <= 4e-3, "%s %s: O relative L2 error %.3e > 4e-3", label, preset, c.rel_l2);
-    if (strcmp(preset, "bf16"))
-        EXPECT(c.rel_l2 * 4 <= c.rel_l2_f64, "%s %s: GPU-vs-ref %.3e not 4x below ref-vs-FP64 %.3e", label,
-               preset, c.rel_l2, c.rel_l2_f64);
-    EXPECT(c.max_rel <= 2e-2, "%s %s: max |dO| / max |O| = %.3e > 2e-2", label, preset, c.max_rel);
-    EXPECT(c.max_lse <= 2e-3, "%s %s: max |d lse| = %.3e > 2e-3", label, preset, c.max_lse);
+    if (fp8) {
+        EXPECT(c.rel_l2 <= kHwRatio * c.rel_l2_f64, "%s %s: O GPU-vs-ref %.3e > %.2f x ref-vs-FP64 %.3e", label,
+               preset, c.rel_l2, kHwRatio, c.rel_l2_f64);
+        EXPECT(c.gpu_f64 <= kHwF64Slack * c.rel_l2_f64, "%s %s: O GPU-vs-FP64 %.3e > %.2f x ref-vs-FP64 %.3e", label,
+               preset, c.gpu_f64, kHwF64Slack, c.rel_l2_f64);
+        EXPECT(c.max_rel <= kHwMaxRel, "%s %s: max |dO| / max |O| = %.3e > %.3f", label, preset, c.max_rel, kHwMaxRel);
+    } else {
+        EXPECT(c.rel_l2 <= 4e-3, "%s %s: O relative L2 error %.3e > 4e-3", label, preset, c.rel_l2);
+        EXPECT(c.max_rel <= 2e-2, "%s %s: max |dO| / max |O| = %.3e > 2e-2", label, preset, c.max_rel);
+    }
+    EXPECT(c.max_lse <= lse_bound, "%s %s: max |d lse| = %.3e > %.3e", label, preset, c.max_lse, lse_bound);
 
     CK(cudaStreamDestroy(st));
     CK(cudaFree(ws));
