@@ -145,8 +145,8 @@ static int failures;
  *    (independent errors at ratio 0.25 would give 1.03).
  *  - one element can move by at most one E4M3 step of its dominant term: max |d| <=
  *    2^-3 max |ref| (kHwMaxRel).
- *  - lse sums unquantized exponentials: |d lse| <= kFp8ScoreEps max|s| (natural units)
- *    + the 2e-3 of ex2.approx and FP32 sums.
+ *  - lse sums unquantized exponentials, so the score error reaches it undamped: it is
+ *    held to the same ratio, kHwRatio x the recipe's own lse error (rms and max).
  * A real defect (a wrong code, scale or mask) gives a ratio near or above 1. */
 static const double kFp8ScoreEps = 4.1e-4, kHwRatio = 0.25, kHwF64Slack = 1.05, kHwMaxRel = 0.125;
 

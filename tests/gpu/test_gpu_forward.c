@@ -14,12 +14,15 @@
  *     kFp8ScoreEps max|s|), which moves P codes across E4M3 rounding midpoints; so
  *     GPU-vs-ref <= kHwRatio (0.25) x ref-vs-FP64, GPU-vs-FP64 <= kHwF64Slack (1.05) x
  *     ref-vs-FP64 (the GPU is as accurate as the recipe), max |dO| <= 2^-3 max |O_ref|,
- *     max |d lse| <= kFp8ScoreEps max|s| + 2e-3 with max|s| computed from the inputs.
+ *     and lse GPU-vs-ref <= kHwRatio x ref-vs-FP64 in rms and in max over rows (the
+ *     score error reaches lse undamped; measured up to 1.2e-2 with max|s| ~ 15, about
+ *     3x what the probe's 4.1e-4 max|s| predicts: the probe's inputs are not the
+ *     block-scaled codes, so it is reported, not used as a bound).
  */
 #include "gpu_common.h"
 
 typedef struct {
-    double rel_l2, max_rel, max_lse, rel_l2_f64, gpu_f64;
+    double rel_l2, max_rel, max_lse, rel_l2_f64, gpu_f64, rms_lse, max_lse64, rms_lse64;
     long nonfinite;
 } cmp_t;
 
@@ -83,7 +86,8 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     CK(cudaMemcpy(o_gpu, dO, nq * 2, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(lse_gpu, dlse, (size_t)T * Hq * 4, cudaMemcpyDeviceToHost));
 
-    cmp_t c = {0, 0, 0, 0, 0, 0};
+    cmp_t c = {0};
+    double ss_lse = 0, ss_lse64 = 0;
     double num = 0, den = 0, num64 = 0, numg64 = 0, maxref = 0, maxdiff = 0;
     long exact = 0;
     for (size_t i = 0; i < nq; i++) {
@@ -108,19 +112,25 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
         }
         double d = fabs((double)lse_gpu[i] - lse_ref[i]);
         if (d > c.max_lse) c.max_lse = d;
+        const double d64 = fabs((double)lse_ref[i] - lse64[i]);
+        if (d64 > c.max_lse64) c.max_lse64 = d64;
+        ss_lse += d * d;
+        ss_lse64 += d64 * d64;
     }
     c.rel_l2 = sqrt(num / (den + 1e-300));
     c.rel_l2_f64 = sqrt(num64 / (den + 1e-300));
     c.gpu_f64 = sqrt(numg64 / (den + 1e-300));
+    c.rms_lse = sqrt(ss_lse / ((double)T * Hq));
+    c.rms_lse64 = sqrt(ss_lse64 / ((double)T * Hq));
     c.max_rel = maxdiff / (maxref + 1e-300);
 
     const int fp8 = strcmp(preset, "bf16") != 0;
-    const double lse_bound = fp8 ? kFp8ScoreEps * max_abs_score(q, k, cu, ndocs, Hq, Hkv, D, causal) + 2e-3 : 2e-3;
     printf("%-28s %-11s had=%d causal=%d T=%5d docs=%3d Hq=%d Hkv=%d | O relL2 %.2e (ref vs f64 %.2e, ratio %.3f; "
-           "gpu vs f64 %.2e) max %.2e exact %.1f%% | lse max %.1e (bound %.1e) | unwritten %ld\n",
+           "gpu vs f64 %.2e) max %.2e exact %.1f%% | lse max %.1e rms %.1e (ref vs f64 max %.1e rms %.1e) | "
+           "max|s| %.1f | unwritten %ld\n",
            label, preset, hadamard, causal, T, ndocs, Hq, Hkv, c.rel_l2, c.rel_l2_f64,
-           c.rel_l2 / (c.rel_l2_f64 + 1e-300), c.gpu_f64, c.max_rel, 100.0 * exact / (double)nq, c.max_lse, lse_bound,
-           c.nonfinite);
+           c.rel_l2 / (c.rel_l2_f64 + 1e-300), c.gpu_f64, c.max_rel, 100.0 * exact / (double)nq, c.max_lse, c.rms_lse,
+           c.max_lse64, c.rms_lse64, fp8 ? max_abs_score(q, k, cu, ndocs, Hq, Hkv, D, causal) : 0.0, c.nonfinite);
     EXPECT(c.nonfinite == 0, "%s %s: %ld outputs unwritten or non-finite", label, preset, c.nonfinite);
     if (fp8) {
         EXPECT(c.rel_l2 <= kHwRatio * c.rel_l2_f64, "%s %s: O GPU-vs-ref %.3e > %.2f x ref-vs-FP64 %.3e", label,
@@ -128,11 +138,14 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
         EXPECT(c.gpu_f64 <= kHwF64Slack * c.rel_l2_f64, "%s %s: O GPU-vs-FP64 %.3e > %.2f x ref-vs-FP64 %.3e", label,
                preset, c.gpu_f64, kHwF64Slack, c.rel_l2_f64);
         EXPECT(c.max_rel <= kHwMaxRel, "%s %s: max |dO| / max |O| = %.3e > %.3f", label, preset, c.max_rel, kHwMaxRel);
+        EXPECT(c.rms_lse <= kHwRatio * c.rms_lse64 && c.max_lse <= kHwRatio * c.max_lse64,
+               "%s %s: lse GPU-vs-ref (rms %.3e, max %.3e) > %.2f x ref-vs-FP64 (rms %.3e, max %.3e)", label, preset,
+               c.rms_lse, c.max_lse, kHwRatio, c.rms_lse64, c.max_lse64);
     } else {
         EXPECT(c.rel_l2 <= 4e-3, "%s %s: O relative L2 error %.3e > 4e-3", label, preset, c.rel_l2);
         EXPECT(c.max_rel <= 2e-2, "%s %s: max |dO| / max |O| = %.3e > 2e-2", label, preset, c.max_rel);
+        EXPECT(c.max_lse <= 2e-3, "%s %s: max |d lse| = %.3e > 2e-3", label, preset, c.max_lse);
     }
-    EXPECT(c.max_lse <= lse_bound, "%s %s: max |d lse| = %.3e > %.3e", label, preset, c.max_lse, lse_bound);
 
     CK(cudaStreamDestroy(st));
     CK(cudaFree(ws));

@@ -8,11 +8,13 @@
  *                      (no scale group, tile or frame crosses a document);
  *   mxfp8 (default):   the in-block residual is measured and printed only.
  * The backward runs too, with dO perturbed like Q, K, V (the training call):
- *   mxfp8-exact, bf16: dQ at positions < p of d within one BF16 step of the unperturbed
- *                      run, and every other document's dQ too (dQ is reduce-added across
- *                      key tiles with FP32 atomics in CTA finishing order, so repeated
- *                      runs may differ by a rounding step; a scale that saw the future
- *                      would move an element by an E4M3 step, 2^-4..2^-3 relative);
+ *   mxfp8-exact, bf16: dQ at positions < p of d within 2^-8 max|dQ row| (one BF16 step
+ *                      at the row's scale) of the unperturbed run, and every other
+ *                      document's dQ too: dQ is reduce-added across key tiles with FP32
+ *                      atomics in CTA finishing order, so repeated runs may differ by
+ *                      rounding (many BF16 steps on an element that cancels to near 0,
+ *                      never more than an FP32 rounding of the row's terms); a scale that
+ *                      saw the future moves elements by an E4M3 step, 2^-4..2^-3 relative;
  *   every recipe:      every other document's dK, dV bit-identical (fixed-order sums).
  *                      (dK, dV of keys before p legitimately see the later queries.)
  * Quantize runs as part of each call, so the probe covers all three kernels.
@@ -56,12 +58,6 @@ static void run(const flamia_recipe *rec, gpu_case *g, const flamia_shape *sh, c
     CK(cudaMemcpy(out->gq, g->gq, nq * 2, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(out->gk, g->gk, nk * 2, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(out->gv, g->gv, nk * 2, cudaMemcpyDeviceToHost));
-}
-
-/* distance of two BF16 values in BF16 steps (same sign: the ordered bit patterns) */
-static long bf16_steps(uint16_t a, uint16_t b) {
-    const long ia = (a & 0x8000) ? -(long)(a & 0x7fff) : (long)a, ib = (b & 0x8000) ? -(long)(b & 0x7fff) : (long)b;
-    return labs(ia - ib);
 }
 
 static outputs outputs_new(size_t nq, size_t nk, size_t nl) {
@@ -119,7 +115,7 @@ int main(void) {
         g.ws = dmalloc(g.wsb);
         run(&rec, &g, &sh, q, k, v, dout, &r0);
         double worst_same_doc = 0;
-        long worst_dq_steps = 0;
+        double worst_dq = 0;
         for (int trial = 0; trial < 8; trial++) {
             int d = trial % 2 ? 1 : 3; /* the long documents */
             int len = cu[d + 1] - cu[d];
@@ -152,10 +148,13 @@ int main(void) {
                     int odiff = memcmp(r0.o + li * g.D, r1.o + li * g.D, (size_t)g.D * 2) != 0;
                     if (in_doc) diff_before += ldiff + odiff;
                     else diff_other += ldiff + odiff;
+                    double rowmax = 0;
+                    for (int e = 0; e < g.D; e++) rowmax = fmax(rowmax, fabs(flamia_bf16_value(r0.gq[li * g.D + e])));
                     for (int e = 0; e < g.D; e++) {
-                        const long st = bf16_steps(r0.gq[li * g.D + e], r1.gq[li * g.D + e]);
-                        if (st > worst_dq_steps) worst_dq_steps = st;
-                        if (st > 1) *(in_doc ? &dq_before : &dq_other) += 1;
+                        const double a = flamia_bf16_value(r0.gq[li * g.D + e]), b = flamia_bf16_value(r1.gq[li * g.D + e]);
+                        const double rel = fabs(a - b) / (rowmax + 1e-30);
+                        if (rel > worst_dq) worst_dq = rel;
+                        if (!(rel <= 1.0 / 256)) *(in_doc ? &dq_before : &dq_other) += 1;
                     }
                     if (in_doc && odiff)
                         for (int e = 0; e < g.D; e++) {
@@ -173,11 +172,11 @@ int main(void) {
             }
             EXPECT(dkv_other == 0, "%s: perturbing doc %d from %d changed dK/dV of %ld tokens of OTHER documents",
                    presets[pi], d, p - cu[d], dkv_other);
-            EXPECT(dq_other == 0, "%s: perturbing doc %d from %d moved %ld dQ elements of OTHER documents by > 1 "
-                   "BF16 step", presets[pi], d, p - cu[d], dq_other);
+            EXPECT(dq_other == 0, "%s: perturbing doc %d from %d moved %ld dQ elements of OTHER documents by > "
+                   "2^-8 max|row|", presets[pi], d, p - cu[d], dq_other);
             if (exact)
-                EXPECT(dq_before == 0, "%s: perturbing doc %d at positions >= %d moved %ld earlier dQ elements by > 1 "
-                       "BF16 step: LEAK", presets[pi], d, p - cu[d], dq_before);
+                EXPECT(dq_before == 0, "%s: perturbing doc %d at positions >= %d moved %ld earlier dQ elements by > "
+                       "2^-8 max|row|: LEAK", presets[pi], d, p - cu[d], dq_before);
             if (maxrel > worst_same_doc) worst_same_doc = maxrel;
             EXPECT(diff_other == 0, "%s: perturbing doc %d from %d changed %ld rows of OTHER documents",
                    presets[pi], d, p - cu[d], diff_other);
@@ -187,8 +186,8 @@ int main(void) {
                        presets[pi], d, p - cu[d], diff_before, maxrel);
         }
         printf("leak probe %-11s: other documents bit-identical%s; max relative change of O before the "
-               "perturbation %.3e; dQ (before p and other documents) at most %ld BF16 steps from the unperturbed run\n",
-               presets[pi], exact ? ", earlier positions bit-identical" : "", worst_same_doc, worst_dq_steps);
+               "perturbation %.3e; largest dQ change (before p, other documents) %.2e of its row's max\n",
+               presets[pi], exact ? ", earlier positions bit-identical" : "", worst_same_doc, worst_dq);
         CK(cudaFree(g.ws));
     }
     if (failures) {
