@@ -11,6 +11,7 @@
 #   tests     meson gpu suite (builds build-device/ with meson there)
 #   latency   ours + peers (incl. FlexAttention and the log-uniform layouts) -> HDF5
 #   sanitize  compute-sanitizer memcheck + racecheck on small cases
+#   sass      per kernel of libflamia: QGMMA / HGMMA counts (cuobjdump), into $OUT/sass_counts.txt
 # Carry dev/forward/bin, dev/backward/bin and dev/quantize/bin (built here with dev/*/build.sh) to save minutes.
 set -u
 OUT=${OUT:-/tmp/flamia-out}
@@ -40,7 +41,8 @@ for s in $STEPS; do
     tests) step tests 420 bash experiments/latency/device_run.sh tests ;;
     latency) step latency 420 bash experiments/latency/device_run.sh ours peers flex ;;
     sanitize) step sanitize 300 bash experiments/latency/device_run.sh sanitize ;;
-    *) echo "unknown step $s (bwd fwd quant tests latency sanitize)"; exit 2 ;;
+    sass) step sass 120 bash tools/sass_counts.sh build-device/kernels/libflamia.so "$OUT/sass_counts.txt" ;;
+    *) echo "unknown step $s (bwd fwd quant tests latency sanitize sass)"; exit 2 ;;
     esac
 done
 echo "--- summary"; printf '%s\n' "${summary[@]}"
