@@ -143,12 +143,13 @@ static int row_scores(const ref_ctx *x, int d0, int i, int jend, int hq, float *
 }
 
 /* The exponential of score s in frame `frame` (docs/numerics.md 3.3): t = fl(s*c) is
- * split exactly into ti = trunc(t) and tf = t - ti, and exp2(t - frame) is evaluated
- * as exp2(tf) * 2^(ti - frame). The rounded part never sees the frame, so one entry's
- * value in two frames differs by an exact power of two. */
+ * split into ti = floor(t) and tf = fl(t - ti) in [0, 1], and exp2(t - frame) is
+ * evaluated as exp2(tf) * 2^(ti - frame). The rounded part is a function of t alone and
+ * never sees the frame, so one entry's value in two frames differs by an exact power of
+ * two. (floor, not trunc: on the GPU floor(t) and the exponent add come from one FADD.RM.) */
 static inline float p_in_frame(const ref_ctx *x, float s, float frame) {
     const float t = s * x->c;
-    const float ti = truncf(t);
+    const float ti = floorf(t);
     float k = ti - frame; /* integer, <= 0 */
     if (k < -400.0f) return 0.0f;
     return flamia_ldexpf(flamia_ref_exp2(x->r, t - ti), (int)k);
