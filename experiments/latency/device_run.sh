@@ -47,21 +47,28 @@ if has ours; then
   python3 - "$OUT/ours.h5" <<'PY'
 import sys, h5py
 f = h5py.File(sys.argv[1], "r")
-t, q, v = f["timings"], f["quantize"], f["verify"]
+t, v = f["timings"], f["verify"]
 s = lambda a: [x.decode() for x in a[...]]
+nan = float("nan")
 print("copy ceiling measured: %.0f GB/s" % f["ceiling"]["gbps"][0])
-print("%-14s %-12s %9s %7s %6s | %9s %7s | %9s %7s | %s" % ("workload", "recipe", "quant ms", "GB/s", "%copy", "fwd ms", "TF/s", "f+q ms", "TF/s", "verify"))
-W, R = s(q["workload"]), s(q["recipe"])
+print("%-14s %-12s %8s %6s %5s | %8s %6s | %8s %6s | %8s %6s | %8s %6s | %s" % ("workload", "recipe", "quant ms", "GB/s", "%copy", "fwd ms", "TF/s", "f+q ms", "TF/s", "bwd ms", "TF/s", "train ms", "TF/s", "verify (rel L2, grads, graph grads)"))
 tw, ts, tp = s(t["workload"]), s(t["system"]), s(t["pass"])
+q = f["quantize"] if "quantize" in f else None
+qw, qr = (s(q["workload"]), s(q["recipe"])) if q is not None and q["workload"].shape[0] else ([], [])
 vw, vr = s(v["workload"]), s(v["recipe"])
-for i in range(len(W)):
+for i in range(len(vw)):
+    W, R = vw[i], vr[i]
     def g(p, col):
         for j in range(len(tw)):
-            if tw[j] == W[i] and ts[j] == "flamia-" + R[i] and tp[j] == p: return t[col][j]
-        return float("nan")
-    k = [j for j in range(len(vw)) if vw[j] == W[i] and vr[j] == R[i]]
-    ver = ("ok" if v["ok"][k[0]] else "FAIL") + " %.1e" % v["ref_rel_l2"][k[0]] if k else "?"
-    print("%-14s %-12s %9.3f %7.0f %6.1f | %9.3f %7.1f | %9.3f %7.1f | %s" % (W[i], R[i], q["ms"][i], q["gbps"][i], 100 * q["frac_copy_measured"][i], g("fwd", "ms"), g("fwd", "tflops"), g("fwd+quant", "ms"), g("fwd+quant", "tflops"), ver))
+            if tw[j] == W and ts[j] == "flamia-" + R and tp[j] == p: return t[col][j]
+        return nan
+    k = [j for j in range(len(qw)) if qw[j] == W and qr[j] == R]
+    gb, fr = (q["gbps"][k[0]], 100 * q["frac_copy_measured"][k[0]]) if k else (nan, nan)
+    gf = lambda c: {1: "ok", 0: "FAIL", -1: "-"}.get(int(v[c][i]), "?") if c in v else "?"
+    ver = "%s %.1e, %s, %s" % ("ok" if v["ok"][i] else "FAIL", v["ref_rel_l2"][i], gf("grads_finite"), gf("train_grads_finite"))
+    print("%-14s %-12s %8.3f %6.0f %5.1f | %8.3f %6.1f | %8.3f %6.1f | %8.3f %6.1f | %8.3f %6.1f | %s" % (W, R, g("quant", "ms"), gb, fr, g("fwd", "ms"), g("fwd", "tflops"), g("fwd+quant", "ms"), g("fwd+quant", "tflops"), g("bwd", "ms"), g("bwd", "tflops"), g("train", "ms"), g("train", "tflops"), ver))
+    note = v["note"][i].decode()
+    if note: print("    note: " + note[:200])
 PY
 fi
 if has ncu; then
@@ -76,8 +83,8 @@ fi
 if has peers || has flex; then
   SYS="cudnn-bf16,flash-bf16,varlen-bf16"; has flex && SYS="$SYS,flex-bf16"
   PYTHONUNBUFFERED=1 python3 experiments/latency/peers.py --layouts "$OUT/ours.h5" --out "$OUT/peers.h5" \
-    --systems "$SYS" ${PEER_ARGS:-} >"$OUT/peers.log" 2>&1 || rc=1
-  grep -E "^  |peers.py|Error" "$OUT/peers.log" | tail -45 | cut -c1-200
+    --systems "$SYS" --passes fwd,fwdbwd ${PEER_ARGS:-} >"$OUT/peers.log" 2>&1 || rc=1
+  grep -E "^  |peers.py|Error" "$OUT/peers.log" | tail -70 | cut -c1-200
   python3 experiments/latency/join.py "$OUT/ours.h5" "$OUT/peers.h5" --recipe mxfp8 | tee "$OUT/join.md"
 fi
 exit $rc

@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
 """join.py - ratios of the latency driver (ours) against peers.py (peers), per workload.
 
-  join.py ours.h5 peers.h5 [--recipe mxfp8] [--tsv out.tsv]
+  join.py ours.h5 peers.h5 [--recipe mxfp8] [--pass fwd] [--tsv out.tsv]
 
-For each workload: our quantize, forward and fwd+quant medians for the recipe, every
-peer's forward median, the fastest peer, and speedups = peer_ms / our_ms (> 1: we are
-faster) for the forward alone and for forward + quantization. Prints a Markdown table
-(paste it into docs/perf-notes.md) and optionally writes the same rows as TSV.
+Two Markdown tables (paste them into docs/perf-notes.md):
+ 1. forward: our quantize, forward and fwd+quant medians for the recipe, every peer's
+    forward median (--pass), the fastest peer, and speedups = peer_ms / our_ms (> 1: we
+    are faster) for the forward alone and for forward + quantization;
+ 2. training call: our `train` median (quantize + forward + backward, one CUDA graph
+    replay) against every peer's `fwdbwd` (forward + backward; BF16 needs no
+    quantization), the fastest peer, speedup = peer_ms / our_ms, and our kernel-only
+    backward (`bwd`) in ms and TFLOP/s (FLOPs = 2.5 x the causal forward's).
+Files without the training-call passes (older runs) print table 2 with n/a cells.
+--tsv writes table 1 to the given path and table 2 beside it (out.train.tsv).
 """
 import argparse
 import math
 
 import h5py
-import numpy as np
 
 
 def table(path, name="timings"):
@@ -31,12 +36,37 @@ def table(path, name="timings"):
     return rows, attrs
 
 
+def fmt(x):
+    if isinstance(x, float):
+        return "n/a" if math.isnan(x) else f"{x:.3f}"
+    return str(x)
+
+
+def emit(hdr, out, tsv):
+    print("| " + " | ".join(hdr) + " |")
+    print("|" + "---|" * len(hdr))
+    for r in out:
+        print("| " + " | ".join(fmt(x) for x in r) + " |")
+    if tsv:
+        with open(tsv, "w") as f:
+            f.write("\t".join(hdr) + "\n")
+            for r in out:
+                f.write("\t".join(fmt(x) for x in r) + "\n")
+
+
+def fastest(pm):
+    """(name, ms) of the fastest measured peer, ("", NaN) when none"""
+    valid = {s: m for s, m in pm.items() if not math.isnan(m)}
+    best = min(valid, key=valid.get) if valid else ""
+    return best, valid.get(best, float("nan"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("ours")
     ap.add_argument("peers")
     ap.add_argument("--recipe", default="mxfp8")
-    ap.add_argument("--pass", dest="peer_pass", default="fwd")
+    ap.add_argument("--pass", dest="peer_pass", default="fwd", help="peers' pass of the forward table")
     ap.add_argument("--tsv")
     a = ap.parse_args()
     ours, oattr = table(a.ours)
@@ -48,40 +78,45 @@ def main():
             wls.append(r["workload"])
     psys = sorted({r["system"] for r in peers})
 
-    def get(rows, w, s, p):
+    def get(rows, w, s, p, col="ms"):
         for r in rows:
             if r["workload"] == w and r["system"] == s and r["pass"] == p:
-                return r["ms"]
+                return r[col]
         return float("nan")
 
+    print(f"ours: {a.ours} ({sysname}, commit {oattr.get('git_commit', '?')}, {oattr.get('gpu_name', '?')}, "
+          f"{oattr.get('utc_time', '?')}); peers: {a.peers} (torch {pattr.get('torch_version', '?')}, "
+          f"cuDNN {pattr.get('cudnn_version', '?')}); speedup = peer ms / our ms")
+
+    # ---- 1. forward
     hdr = ["workload", "quant ms", "fwd ms", "fwd+quant ms"] + [f"{s} ms" for s in psys] + [
         "best peer", "speedup fwd", "speedup fwd+quant"]
     out = []
     for w in wls:
         q, f_, fq = (get(ours, w, sysname, p) for p in ("quant", "fwd", "fwd+quant"))
         pm = {s: get(peers, w, s, a.peer_pass) for s in psys}
-        valid = {s: m for s, m in pm.items() if not math.isnan(m)}
-        best = min(valid, key=valid.get) if valid else ""
-        bm = valid.get(best, float("nan"))
+        best, bm = fastest(pm)
         out.append([w, q, f_, fq] + [pm[s] for s in psys] + [best, bm / f_, bm / fq])
+    print()
+    print(f"Forward (peer pass {a.peer_pass}):")
+    emit(hdr, out, a.tsv)
 
-    def fmt(x):
-        if isinstance(x, float):
-            return "n/a" if math.isnan(x) else f"{x:.3f}"
-        return str(x)
-
-    print(f"ours: {a.ours} ({sysname}, commit {oattr.get('git_commit', '?')}, {oattr.get('gpu_name', '?')}, "
-          f"{oattr.get('utc_time', '?')}); peers: {a.peers} (torch {pattr.get('torch_version', '?')}, "
-          f"cuDNN {pattr.get('cudnn_version', '?')}); peer pass {a.peer_pass}; speedup = peer ms / our ms")
-    print("| " + " | ".join(hdr) + " |")
-    print("|" + "---|" * len(hdr))
-    for r in out:
-        print("| " + " | ".join(fmt(x) for x in r) + " |")
-    if a.tsv:
-        with open(a.tsv, "w") as f:
-            f.write("\t".join(hdr) + "\n")
-            for r in out:
-                f.write("\t".join(fmt(x) for x in r) + "\n")
+    # ---- 2. training call: our captured train_step vs the peers' forward + backward
+    tsys = sorted({r["system"] for r in peers if r["pass"] == "fwdbwd"}) or psys
+    hdr = ["workload", "train ms", "train TFLOP/s"] + [f"{s} fwdbwd ms" for s in tsys] + [
+        "best peer", "speedup train", "bwd ms", "bwd TFLOP/s"]
+    out = []
+    for w in wls:
+        t = get(ours, w, sysname, "train")
+        pm = {s: get(peers, w, s, "fwdbwd") for s in tsys}
+        best, bm = fastest(pm)
+        out.append([w, t, get(ours, w, sysname, "train", "tflops")] + [pm[s] for s in tsys] +
+                   [best, bm / t, get(ours, w, sysname, "bwd"), get(ours, w, sysname, "bwd", "tflops")])
+    print()
+    print("Training call (ours: train_step replayed from a CUDA graph = quantize + forward + backward; "
+          "peers: fwdbwd; bwd = our backward alone, FLOPs 2.5 x forward):")
+    emit(hdr, out, a.tsv[:-4] + ".train.tsv" if a.tsv and a.tsv.endswith(".tsv") else
+         (a.tsv + ".train" if a.tsv else None))
 
 
 if __name__ == "__main__":

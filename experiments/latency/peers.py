@@ -8,14 +8,19 @@ Peers (BF16, causal, 16 heads, d=128 unless the layouts say otherwise):
   varlen-bf16  torch.nn.attention.varlen.varlen_attn, packed, window (-1, 0) (all workloads)
   flex-bf16    FlexAttention (torch.compile) with a document + causal mask, packed
                (skewed and variable workloads; block-mask build not timed)
-Passes: fwd, and fwdbwd (forward + backward of all three inputs) with --passes.
+Passes: fwd, and fwdbwd (forward + backward: dQ, dK, dV of the tensors the attention call
+takes, through torch autograd; the view/transpose of the packed inputs is outside the
+timed gradient) with --passes; device_run.sh asks for both. A pass a peer cannot run
+(e.g. no backward in this torch) is a row with NaN and the exception in `note`.
 
 Document layouts come from the latency driver's HDF5 file (table `layouts`), so both
 sides time exactly the same packs. Method: warm-up, then the median of --iters
 CUDA-event timings, one event pair per call. FLOPs are causal-discounted:
 fwd = 4 * D * Hq * sum L(L+1)/2; fwdbwd = 3.5 x fwd (backward = 2.5 x forward, the
-FlashAttention convention). Output: one HDF5 file in the experiments' schema (root
-provenance attributes; table `timings` with the same columns as the C driver's).
+FlashAttention convention), which the latency driver's `train` pass (quantize + forward +
+backward, no FLOPs in quantize) also uses. Output: one HDF5 file in the experiments'
+schema (root provenance attributes; table `timings` with the same columns as the C
+driver's).
 
 Usage: peers.py --layouts ours.h5 --out peers.h5 [--passes fwd,fwdbwd] [--systems ...]
 """
@@ -95,6 +100,16 @@ def main():
     gen.manual_seed(a.seed)
     rows = []
     flex_fn = None
+    # one FlexAttention compile per (shape, grad mode): 4 packed workloads x 2 passes already
+    # reach dynamo's default limit of 8, past which it silently runs the slow eager fallback
+    try:
+        import torch._dynamo
+
+        for knob in ("recompile_limit", "cache_size_limit"):
+            if hasattr(torch._dynamo.config, knob):
+                setattr(torch._dynamo.config, knob, max(64, getattr(torch._dynamo.config, knob)))
+    except ImportError:
+        pass
 
     def add(w, lens, system, pas, ms, mn, iters, note=""):
         pairs = sum(l * (l + 1) / 2 for l in lens)
@@ -115,6 +130,7 @@ def main():
         do = torch.randn(T, H, D, device=dev, dtype=torch.bfloat16, generator=gen)
         cu = torch.tensor([0] + list(np.cumsum(lens)), device=dev, dtype=torch.int32)
         maxlen = max(lens)
+        flex_bm = None  # block mask of this workload, built once (not timed)
         for system in systems:
             if system in ("cudnn-bf16", "flash-bf16") and not equal:
                 continue
@@ -131,11 +147,13 @@ def main():
                         qb, kb, vb = (x.view(B, L, H, D).transpose(1, 2) for x in (qq, kk, vv))
                         dob = do.view(B, L, H, D).transpose(1, 2)
 
-                        def run(qb=qb, kb=kb, vb=vb, dob=dob, backend=backend, bwd=bwd, leaves=(qq, kk, vv)):
+                        # gradients of qb, kb, vb: the attention backward alone, without the
+                        # copy that the view/transpose back to [T, H, D] could add
+                        def run(qb=qb, kb=kb, vb=vb, dob=dob, backend=backend, bwd=bwd):
                             with sdpa_kernel([backend]):
                                 o = F.scaled_dot_product_attention(qb, kb, vb, is_causal=True)
                             if bwd:
-                                torch.autograd.grad(o, leaves, dob)
+                                torch.autograd.grad(o, (qb, kb, vb), dob)
                     elif system == "varlen-bf16":
                         from torch.nn.attention.varlen import varlen_attn
 
@@ -155,20 +173,23 @@ def main():
 
                         if flex_fn is None:
                             flex_fn = torch.compile(flex_attention, dynamic=False)
-                        doc = torch.repeat_interleave(torch.arange(len(lens), device=dev),
-                                                      torch.tensor(lens, device=dev))
+                        if flex_bm is None:
+                            doc = torch.repeat_interleave(torch.arange(len(lens), device=dev),
+                                                          torch.tensor(lens, device=dev))
 
-                        def mask_mod(b, h, qi, ki, doc=doc):
-                            return (doc[qi] == doc[ki]) & (qi >= ki)
+                            def mask_mod(b, h, qi, ki, doc=doc):
+                                return (doc[qi] == doc[ki]) & (qi >= ki)
 
-                        bm = create_block_mask(mask_mod, None, None, T, T, device=dev)
+                            flex_bm = create_block_mask(mask_mod, None, None, T, T, device=dev)
                         qf, kf, vf = (x.transpose(0, 1).unsqueeze(0) for x in (qq, kk, vv))  # [1, H, T, D]
                         dof = do.transpose(0, 1).unsqueeze(0)
 
-                        def run(bwd=bwd, qf=qf, kf=kf, vf=vf, bm=bm, dof=dof, leaves=(qq, kk, vv)):
+                        # backward through autograd of the compiled call (the block mask carries
+                        # the backward's block lists too)
+                        def run(bwd=bwd, qf=qf, kf=kf, vf=vf, bm=flex_bm, dof=dof):
                             o = flex_fn(qf, kf, vf, block_mask=bm)
                             if bwd:
-                                torch.autograd.grad(o, leaves, dof)
+                                torch.autograd.grad(o, (qf, kf, vf), dof)
                     else:
                         raise ValueError(f"unknown system {system}")
                     ms, mn = bench(torch, run, a.warmup, a.iters)
@@ -176,7 +197,8 @@ def main():
                 except Exception as e:  # a peer that cannot run is a row with a note, not a crash
                     traceback.print_exc()
                     add(w, lens, system, pas, float("nan"), float("nan"), 0, f"{type(e).__name__}: {e}"[:200])
-        del q, k, v, do
+                    torch.cuda.empty_cache()  # an out-of-memory failure must not starve the next peer
+        del q, k, v, do, flex_bm
         torch.cuda.empty_cache()
 
     write_h5(a, rows, torch)
@@ -185,11 +207,14 @@ def main():
 def write_h5(a, rows, torch):
     import h5py
     cols = [("workload", "s", "", "workload name"), ("system", "s", "", "peer"),
-            ("pass", "s", "", "fwd or fwdbwd"), ("total_tokens", "i", "tokens", "packed tokens"),
+            ("pass", "s", "", "fwd, or fwdbwd (forward + backward of Q, K, V)"),
+            ("total_tokens", "i", "tokens", "packed tokens"),
             ("num_docs", "i", "docs", "documents"), ("heads_q", "i", "heads", "query heads"),
             ("heads_kv", "i", "heads", "key/value heads"), ("head_dim", "i", "1", "head dimension"),
             ("ms", "f", "ms", "median over iters CUDA-event timings"), ("ms_min", "f", "ms", "fastest timing"),
-            ("iters", "i", "1", "timed calls"), ("flops", "f", "FLOP", "causal-discounted FLOPs of the pass"),
+            ("iters", "i", "1", "timed calls"),
+            ("flops", "f", "FLOP", "causal-discounted FLOPs of the pass: fwd F = 4 D Hq sum L(L+1)/2, "
+             "fwdbwd 3.5 F (backward 2.5 F)"),
             ("tflops", "f", "TFLOP/s", "flops / ms"), ("note", "s", "", "empty, or why the row has no time")]
     tmp = a.out + f".tmp.{os.getpid()}"
     with h5py.File(tmp, "w") as f:
