@@ -75,7 +75,7 @@ if has ncu; then
   for r in mxfp8 mxfp8-exact; do
     ncu --clock-control none -k regex:quantize_kernel -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
       --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
-      $B/experiments/latency/latency --workloads 16x4096 --recipes $r --iters 1 --warmup 0 --verify-rows 0 \
+      $B/experiments/latency/latency --workloads 16x4096 --recipes $r --passes quant --iters 1 --warmup 0 --verify-rows 0 \
       --out /tmp/ncu-$r.h5 >>"$OUT/ncu.txt" 2>&1
   done
   grep -E "quantize_kernel|Duration|Memory Throughput|DRAM Throughput|Compute \(SM\)|Issue Slots Busy|Achieved Occupancy|Registers Per|No Eligible|Eligible Warps|Stall|Warp Cycles Per Issued" "$OUT/ncu.txt" | head -40
