@@ -206,6 +206,25 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
                                      void *dv, void *workspace, size_t workspace_bytes,
                                      void *stream);
 
+/* Debug: forward/backward P-code consistency (docs/numerics.md 5, docs/cuda-api.md).
+ * Small problems only: total_tokens <= 4096 (else FLAMIA_ERR_UNSUPPORTED); E4M3 recipes
+ * only (mxfp8, mxfp8-exact; bf16 has no P codes: FLAMIA_ERR_UNSUPPORTED). Needs the
+ * workspace that flamia_cuda_quantize and flamia_cuda_forward filled, and that forward's
+ * o and lse; dout as for flamia_cuda_backward. Runs debug instantiations of the forward
+ * and backward kernels and writes, for every query head h and every pair the kernels
+ * evaluate (same document, causal: j <= i), at [(h T + i) T + j] (global token indices):
+ *   fwd_codes  the E4M3 code the forward fed its P V product (its tile frame m_i(n),
+ *              V's exponent folded in: numerics.md 3.5 GPU latitude),
+ *   bwd_codes  the code the backward recomputed (final frame m_i),
+ * 0xFF where no pair is evaluated. fwd_frames (may be NULL): the forward's row frame
+ * m_i(n) after key tile n, at [(h T + i) ntile + n], ntile = ceil(max_seqlen / 128);
+ * NaN where none. All device pointers, [heads_q][T][T] bytes each. o, lse, workspace
+ * and the gradients stay untouched except the backward's own workspace regions. */
+flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_shape *s,
+                                        void *workspace, size_t workspace_bytes, const void *o,
+                                        const float *lse, const void *dout, uint8_t *fwd_codes,
+                                        uint8_t *bwd_codes, float *fwd_frames, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

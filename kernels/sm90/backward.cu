@@ -607,10 +607,12 @@ __device__ __forceinline__ void smem_transpose(const uint8_t *src, uint8_t *dst,
     }
 }
 
-template <int KIND> /* 1 mxfp8, 2 mxfp8-exact */
-__global__ void __launch_bounds__(256, 1)
-    bwd_main_fp8(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
-                 const MainParams p) {
+/* The FP8 main kernel's body. DBG (flamia_cuda_debug_p_codes, kernel bwd_main_fp8_dbg):
+ * also stores every evaluated pair's recomputed P code at dbg_codes[(h T + i) T + j]
+ * (global token indices) and writes no dK, dV. */
+template <int KIND, bool DBG> /* 1 mxfp8, 2 mxfp8-exact */
+__device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CUtensorMap &tm_kt, const MainParams &p,
+                                              uint8_t *dbg_codes) {
     using SM = SmemF;
     constexpr int NOEXP = -1000;
     extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -846,7 +848,15 @@ __global__ void __launch_bounds__(256, 1)
                         const uint32_t bits = __float_as_uint(x) + (((uint32_t)ki + 8u) << 23);
                         e256[e] = ki >= -133 ? __uint_as_float(bits) : 0.f; /* E(t, m) 2^8 */
                     }
-                    const float2 pb = e4m3x2_to_f2(flamia_cvt_e4m3x2(e256[0], e256[1]));
+                    const uint32_t pbc = flamia_cvt_e4m3x2(e256[0], e256[1]);
+                    const float2 pb = e4m3x2_to_f2(pbc);
+                    if (DBG) { /* row = key jkv[hh], column e = query q0 + ql + e */
+#pragma unroll
+                        for (int e = 0; e < 2; e++)
+                            if (jkv[hh] <= (e ? qlim.y : qlim.x))
+                                dbg_codes[((size_t)h * p.T + ds + q0 + ql + e) * p.T + ds + jkv[hh]] =
+                                    (uint8_t)(pbc >> (8 * e));
+                    }
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
                         const int idx = 4 * j + 2 * hh + e;
@@ -1061,7 +1071,7 @@ __global__ void __launch_bounds__(256, 1)
 #pragma unroll
     for (int hh = 0; hh < 2; hh++) {
         const int j = k0 + rloc[hh];
-        if (j >= len) continue;
+        if (DBG || j >= len) continue;
         const size_t r = ((size_t)(ds + j) * p.Hkv + hk) * kD;
         uint32_t *dkrow = (uint32_t *)(p.dk + r), *dvrow = (uint32_t *)(p.dv + r);
 #pragma unroll
@@ -1071,6 +1081,19 @@ __global__ void __launch_bounds__(256, 1)
             dvrow[4 * jn + tq] = bf16x2(flamia_ldexpf(dvacc[idx], G - 14), flamia_ldexpf(dvacc[idx + 1], G - 14));
         }
     }
+}
+
+template <int KIND>
+__global__ void __launch_bounds__(256, 1)
+    bwd_main_fp8(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
+                 const MainParams p) {
+    bwd_main_body<KIND, false>(tm_qt, tm_kt, p, nullptr);
+}
+template <int KIND>
+__global__ void __launch_bounds__(256, 1)
+    bwd_main_fp8_dbg(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
+                     const MainParams p, uint8_t *dbg_codes) {
+    bwd_main_body<KIND, true>(tm_qt, tm_kt, p, dbg_codes);
 }
 
 /* ================================================================ host */
@@ -1114,6 +1137,19 @@ template <int KIND> static cudaError_t launch_fp8(const MainParams &mp, const CU
     bwd_main_fp8<KIND><<<grid, 256, bytes, stream>>>(mq, mk, mp);
     return cudaGetLastError();
 }
+template <int KIND> static cudaError_t launch_fp8_dbg(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
+                                                      uint8_t *codes, int num_docs, int max_seqlen, cudaStream_t stream) {
+    const int bytes = SmemF::kBytes;
+    static bool attr = false;
+    if (!attr) {
+        cudaError_t e = cudaFuncSetAttribute(bwd_main_fp8_dbg<KIND>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (e != cudaSuccess) return e;
+        attr = true;
+    }
+    dim3 grid(num_docs, mp.Hkv, (max_seqlen + 127) / 128);
+    bwd_main_fp8_dbg<KIND><<<grid, 256, bytes, stream>>>(mq, mk, mp, codes);
+    return cudaGetLastError();
+}
 
 } // namespace flamia_bwd
 
@@ -1138,12 +1174,12 @@ static int bwd_variant() {
     return flamia_bwd_debug_variant;
 }
 
-cudaError_t flamia_sm90_backward(const struct flamia_sm90_problem *P, void *workspace, const uint16_t *o,
-                                 const float *lse, const uint16_t *dout, uint16_t *dq, uint16_t *dk, uint16_t *dv,
-                                 cudaStream_t stream) {
+/* The backward's launches; dbg_codes != NULL: the debug run (FP8 kinds, always the FP8
+ * main kernel, its debug instantiation; no dq/dk/dv written, no dq_out). */
+static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace, const uint16_t *o, const float *lse,
+                           const uint16_t *dout, uint16_t *dq, uint16_t *dk, uint16_t *dv, uint8_t *dbg_codes,
+                           cudaStream_t stream) {
     using namespace flamia_bwd;
-    if (P->head_dim != kD) return cudaErrorNotSupported;
-    if (P->total_tokens <= 0 || P->num_docs <= 0 || P->max_seqlen <= 0) return cudaSuccess;
     const flamia_sm90_layout L = flamia_sm90_layout_of(P);
     uint8_t *ws = (uint8_t *)workspace;
     const int T = P->total_tokens;
@@ -1222,6 +1258,17 @@ cudaError_t flamia_sm90_backward(const struct flamia_sm90_problem *P, void *work
     mp.scale = P->softmax_scale;
     mp.hadamard = P->hadamard;
     mp.had_norm = 1.0f / sqrtf((float)kD); /* as flamia_ref_hadamard */
+    if (dbg_codes) {
+        CUtensorMap mq, mk;
+        memset(&mq, 0, sizeof mq);
+        memset(&mk, 0, sizeof mk);
+        if (!make_map(&mq, ws + L.qt_codes, T, L.t_pad, P->heads_q) ||
+            !make_map(&mk, ws + L.kt_codes, T, L.t_pad, P->heads_kv))
+            return cudaErrorNotSupported;
+        return P->kind == FLAMIA_SM90_MXFP8
+                   ? launch_fp8_dbg<1>(mp, mq, mk, dbg_codes, P->num_docs, P->max_seqlen, stream)
+                   : launch_fp8_dbg<2>(mp, mq, mk, dbg_codes, P->num_docs, P->max_seqlen, stream);
+    }
     if (!fp8) e = launch_simt<0>(mp, P->num_docs, P->max_seqlen, stream);
     else if (bwd_variant() == 0)
         e = P->kind == FLAMIA_SM90_MXFP8 ? launch_simt<1>(mp, P->num_docs, P->max_seqlen, stream)
@@ -1244,4 +1291,22 @@ cudaError_t flamia_sm90_backward(const struct flamia_sm90_problem *P, void *work
     bwd_dq_out<<<blocks, 256, 0, stream>>>((const float4 *)dq_acc, (uint2 *)dq, rows, P->hadamard,
                                            1.0f / sqrtf((float)kD));
     return cudaGetLastError();
+}
+
+cudaError_t flamia_sm90_backward(const struct flamia_sm90_problem *P, void *workspace, const uint16_t *o,
+                                 const float *lse, const uint16_t *dout, uint16_t *dq, uint16_t *dk, uint16_t *dv,
+                                 cudaStream_t stream) {
+    if (P->head_dim != flamia_bwd::kD) return cudaErrorNotSupported;
+    if (P->total_tokens <= 0 || P->num_docs <= 0 || P->max_seqlen <= 0) return cudaSuccess;
+    return bwd_run(P, workspace, o, lse, dout, dq, dk, dv, nullptr, stream);
+}
+
+cudaError_t flamia_sm90_backward_debug(const struct flamia_sm90_problem *P, void *workspace, const uint16_t *o,
+                                       const float *lse, const uint16_t *dout, uint8_t *codes, cudaStream_t stream) {
+    if (P->head_dim != flamia_bwd::kD || P->kind == FLAMIA_SM90_BF16) return cudaErrorNotSupported;
+    const size_t T = (size_t)P->total_tokens;
+    cudaError_t e = cudaMemsetAsync(codes, 0xFF, (size_t)P->heads_q * T * T, stream);
+    if (e != cudaSuccess) return e;
+    if (P->total_tokens <= 0 || P->num_docs <= 0 || P->max_seqlen <= 0) return cudaSuccess;
+    return bwd_run(P, workspace, o, lse, dout, nullptr, nullptr, nullptr, codes, stream);
 }

@@ -305,4 +305,38 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
     return backward_checked(fn, &P, workspace, o, lse, dout, dq, dk, dv, cs);
 }
 
+flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_shape *s, void *workspace,
+                                        size_t workspace_bytes, const void *o, const float *lse, const void *dout,
+                                        uint8_t *fwd_codes, uint8_t *bwd_codes, float *fwd_frames, void *stream) {
+    static const char fn[] = "flamia_cuda_debug_p_codes";
+    enum { kMaxTokens = 4096 }; /* [heads_q][T][T] bytes per output: 16 MiB a head at 4096 */
+    flamia_sm90_problem P = {};
+    flamia_status st;
+    if ((st = prepare(fn, r, s, 1, &P))) return st;
+    if (P.kind == FLAMIA_SM90_BF16)
+        return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
+                           "%s: recipe '%.*s' has no E4M3 P codes (debug P codes exist for mxfp8 and mxfp8-exact)",
+                           fn, (int)sizeof r->name, r->name);
+    if (P.total_tokens > kMaxTokens)
+        return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
+                           "%s: total_tokens %d > %d: the debug P codes are [heads_q][T][T] arrays, for small "
+                           "problems only",
+                           fn, P.total_tokens, (int)kMaxTokens);
+    if ((st = check_ptr(fn, "shape.cu_seqlens", s->cu_seqlens, 4)) ||
+        (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_ptr(fn, "o", o, 16)) ||
+        (st = check_ptr(fn, "lse", lse, 16)) || (st = check_ptr(fn, "dout", dout, 16)) ||
+        (st = check_ptr(fn, "fwd_codes", fwd_codes, 1)) || (st = check_ptr(fn, "bwd_codes", bwd_codes, 1)) ||
+        (fwd_frames && (st = check_ptr(fn, "fwd_frames", fwd_frames, 4))))
+        return st;
+    if (!FLAMIA_SM90_BACKWARD_READY)
+        return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "%s: the sm_90 backward is not implemented yet", fn);
+    if ((st = check_pending(fn))) return st;
+    const cudaStream_t cs = (cudaStream_t)stream;
+    cudaError_t e = flamia_sm90_forward_debug(&P, workspace, fwd_codes, fwd_frames, cs);
+    if (e != cudaSuccess) return cuda_fail(fn, e);
+    e = flamia_sm90_backward_debug(&P, workspace, (const uint16_t *)o, lse, (const uint16_t *)dout, bwd_codes, cs);
+    if (e != cudaSuccess) return cuda_fail(fn, e);
+    return FLAMIA_OK;
+}
+
 } // extern "C"

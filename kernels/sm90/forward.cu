@@ -148,11 +148,25 @@ template <int KIND, int S> struct Smem {
  * P fragment (A operand of the P V wgmma) in pa. */
 template <int KIND> struct PRegs { static constexpr int N = KIND == KIND_BF16 ? 32 : 16; };
 
-template <int KIND, bool MASK>
+/* Debug capture (flamia_cuda_debug_p_codes; only the fwd_kernel_dbg instantiation reads
+ * it): the P code of every evaluated pair at the point it enters the P V operand, and the
+ * row frame m_i(n) after each key tile. codes [Hq][T][T], frames [Hq][T][ntile]. */
+struct DbgOut {
+    uint8_t *codes;
+    float *frames; /* may be NULL */
+    int ntile;
+};
+/* per thread: the rows (g, g+8) of the capture arrays, doc-local key 0; NULL for pad rows */
+struct DbgRow {
+    uint8_t *code[2];
+    float *frame[2];
+};
+
+template <int KIND, bool MASK, bool DBG>
 __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[PRegs<KIND>::N], float (&m_run)[2],
                                              float (&l_run)[2], float (&fo)[2], const float (&crow)[2],
                                              const int (&Erow)[2], const float2 *col, int n, int len,
-                                             int causal, const int (&qi)[2], int tq) {
+                                             int causal, const int (&qi)[2], int tq, const DbgRow &dr) {
     constexpr bool FP8 = KIND != KIND_BF16;
     /* ---- pass 1: masked maxima */
     float mxb[2][4];
@@ -209,6 +223,7 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
         fo[hh] = f;
         l_run[hh] *= f;
         m_run[hh] = mnew;
+        if (DBG && tq == 0 && dr.frame[hh]) dr.frame[hh][n] = mnew;
         /* exp2 argument: t - (m - 8 + E_i) [+ eV_b for BLOCK, folded V exponent] */
         const float M = FP8 ? mnew - 8.f + (float)Erow[hh] : mnew;
 #pragma unroll
@@ -264,6 +279,16 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                 pa[base] |= r0 << 16;
                 pa[base + 1] |= r1 << 16;
             }
+            if (DBG) { /* r0: row g, columns c = 8j + 2tq + e (bytes e); r1: row g + 8 */
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int key = n * kBN + perm_key(8 * j + 2 * tq + e);
+                        if (dr.code[hh] && key < len && (!causal || key <= qi[hh]))
+                            dr.code[hh][key] = (uint8_t)((hh ? r1 : r0) >> (8 * e));
+                    }
+            }
         } else {
             const int kk = j >> 1, hi = j & 1;
             pa[4 * kk + 2 * hi] = bf16x2(pv[0], pv[1]);
@@ -305,9 +330,8 @@ __device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)
 }
 
 /* ------------------------------------------------------------------ kernel */
-template <int KIND, int S, bool PP>
-__global__ void __launch_bounds__(kThreads, 1)
-    fwd_kernel(const __grid_constant__ CUtensorMap tmap_vt, const Params p) {
+template <int KIND, int S, bool PP, bool DBG>
+__device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Params &p, const DbgOut &dbg) {
     using SM = Smem<KIND, S>;
     constexpr bool FP8 = KIND != KIND_BF16;
     extern __shared__ __align__(16) uint8_t smem_raw[];
@@ -557,6 +581,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int cw = wg - 1, g = lane >> 2, tq = lane & 3;
     const int rr[2] = {cw * 64 + (warp & 3) * 16 + g, cw * 64 + (warp & 3) * 16 + g + 8};
     const int qi[2] = {q0 + rr[0], q0 + rr[1]};
+    DbgRow dr = {};
+    if (DBG) {
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            const size_t row = (size_t)h * p.T + ds + qi[hh];
+            const bool in = qi[hh] < len;
+            dr.code[hh] = in ? dbg.codes + row * p.T + ds : nullptr;
+            dr.frame[hh] = in && dbg.frames ? dbg.frames + row * dbg.ntile : nullptr;
+        }
+    }
     float crow[2];
     int Erow[2] = {8, 8};
 #pragma unroll
@@ -603,7 +637,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     sched_done(false);
     wgmma_wait<0>();
     reg_fence(sacc);
-    softmax_tile<KIND, true>(sacc, pa, m_run, l_run, fo, crow, Erow, sCol, ndiag, len, p.causal, qi, tq);
+    softmax_tile<KIND, true, DBG>(sacc, pa, m_run, l_run, fo, crow, Erow, sCol, ndiag, len, p.causal, qi, tq, dr);
 
     /* tile it: S(it) = Q K(it) and O += P(it-1) V(it-1) in flight together; the softmax
      * of S(it) runs while P V is on the tensor cores. P alternates between two register
@@ -623,8 +657,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         sched_done(false);
         wgmma_wait<1>();
         reg_fence(sacc);
-        softmax_tile<KIND, false>(sacc, pn, m_run, l_run, fo, crow, Erow, sCol + s * kBN, ndiag - it, len,
-                                  p.causal, qi, tq);
+        softmax_tile<KIND, false, DBG>(sacc, pn, m_run, l_run, fo, crow, Erow, sCol + s * kBN, ndiag - it, len,
+                                       p.causal, qi, tq, dr);
         wgmma_wait<0>();
         reg_fence(oacc);
         reg_fence(pc);
@@ -666,13 +700,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         last_pv(pa);
     }
 
-    /* ---- epilogue: O = O_acc / l, lse, row frame */
+    /* ---- epilogue: O = O_acc / l, lse, row frame (the debug run writes none of them) */
 #pragma unroll
     for (int hh = 0; hh < 2; hh++) {
         float l = l_run[hh];
         l += __shfl_xor_sync(0xffffffffu, l, 1);
         l += __shfl_xor_sync(0xffffffffu, l, 2);
-        if (qi[hh] >= len) continue;
+        if (DBG || qi[hh] >= len) continue;
         const size_t row = (size_t)(ds + qi[hh]) * p.Hq + h;
         uint32_t *orow = (uint32_t *)(p.o + row * kD);
 #pragma unroll
@@ -684,6 +718,18 @@ __global__ void __launch_bounds__(kThreads, 1)
             p.row_frame[row] = m_run[hh];
         }
     }
+}
+
+template <int KIND, int S, bool PP>
+__global__ void __launch_bounds__(kThreads, 1)
+    fwd_kernel(const __grid_constant__ CUtensorMap tmap_vt, const Params p) {
+    fwd_body<KIND, S, PP, false>(tmap_vt, p, DbgOut{});
+}
+/* debug instantiation: the same loop, capturing P codes and frames (FP8 kinds, 3 stages, ping-pong) */
+template <int KIND>
+__global__ void __launch_bounds__(kThreads, 1)
+    fwd_kernel_dbg(const __grid_constant__ CUtensorMap tmap_vt, const Params p, const DbgOut dbg) {
+    fwd_body<KIND, 3, true, true>(tmap_vt, p, dbg);
 }
 
 /* ------------------------------------------------------------------ host */
@@ -710,14 +756,13 @@ int flamia_fwd_use_tma = 1;
 int flamia_fwd_pingpong = 1;
 #define FWD_HAS_PINGPONG 1
 
-cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,
-                                cudaStream_t stream) {
+/* Kernel parameters and the V^T tensor map of a validated problem (FP8 kinds: TMA when
+ * the driver entry point is there and flamia_fwd_use_tma is on). */
+static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,
+                      flamia_fwd::Params &prm, CUtensorMap &map) {
     using namespace flamia_fwd;
-    if (P->head_dim != kD) return cudaErrorNotSupported;
-    if (P->total_tokens <= 0 || P->num_docs <= 0 || P->max_seqlen <= 0) return cudaSuccess;
     const flamia_sm90_layout L = flamia_sm90_layout_of(P);
     uint8_t *ws = (uint8_t *)workspace;
-    Params prm;
     prm.q8 = ws + L.q_codes;
     prm.k8 = ws + L.k_codes;
     prm.v8 = ws + L.v_codes;
@@ -737,8 +782,6 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *works
     prm.group = P->heads_q / P->heads_kv;
     prm.causal = P->causal;
     prm.c = P->softmax_scale * 1.44269504088896341f;
-    const int nd = P->num_docs, ml = P->max_seqlen;
-    CUtensorMap map;
     memset(&map, 0, sizeof map);
     prm.use_tma = 0;
     if (P->kind != FLAMIA_SM90_BF16 && flamia_fwd_use_tma) {
@@ -752,6 +795,17 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *works
                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS)
             prm.use_tma = 1;
     }
+}
+
+cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,
+                                cudaStream_t stream) {
+    using namespace flamia_fwd;
+    if (P->head_dim != kD) return cudaErrorNotSupported;
+    if (P->total_tokens <= 0 || P->num_docs <= 0 || P->max_seqlen <= 0) return cudaSuccess;
+    Params prm;
+    CUtensorMap map;
+    fwd_setup(P, workspace, o, lse, prm, map);
+    const int nd = P->num_docs, ml = P->max_seqlen;
     const bool pp = flamia_fwd_pingpong != 0;
     switch (P->kind) {
     case FLAMIA_SM90_BF16:
@@ -761,4 +815,40 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *works
     default:
         return pp ? launch<KIND_BLOCK, 3, true>(prm, map, nd, ml, stream) : launch<KIND_BLOCK, 3, false>(prm, map, nd, ml, stream);
     }
+}
+
+namespace flamia_fwd {
+template <int KIND>
+static cudaError_t launch_dbg(const Params &prm, const CUtensorMap &map, const DbgOut &dbg, int num_docs, int max_seqlen,
+                              cudaStream_t stream) {
+    const int bytes = Smem<KIND, 3>::kBytes;
+    static bool attr = false;
+    if (!attr) {
+        cudaError_t e = cudaFuncSetAttribute(fwd_kernel_dbg<KIND>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (e != cudaSuccess) return e;
+        attr = true;
+    }
+    dim3 grid(num_docs, prm.Hq, (max_seqlen + kBM - 1) / kBM);
+    fwd_kernel_dbg<KIND><<<grid, kThreads, bytes, stream>>>(map, prm, dbg);
+    return cudaGetLastError();
+}
+} // namespace flamia_fwd
+
+cudaError_t flamia_sm90_forward_debug(const struct flamia_sm90_problem *P, void *workspace, uint8_t *codes,
+                                      float *frames, cudaStream_t stream) {
+    using namespace flamia_fwd;
+    if (P->head_dim != kD || P->kind == FLAMIA_SM90_BF16) return cudaErrorNotSupported;
+    const size_t T = (size_t)P->total_tokens;
+    const int ntile = (P->max_seqlen + kBN - 1) / kBN;
+    cudaError_t e;
+    if ((e = cudaMemsetAsync(codes, 0xFF, (size_t)P->heads_q * T * T, stream)) != cudaSuccess) return e;
+    if (frames && (e = cudaMemsetAsync(frames, 0xFF, (size_t)P->heads_q * T * ntile * sizeof(float), stream)) != cudaSuccess)
+        return e;
+    if (P->total_tokens <= 0 || P->num_docs <= 0 || P->max_seqlen <= 0) return cudaSuccess;
+    Params prm;
+    CUtensorMap map;
+    fwd_setup(P, workspace, nullptr, nullptr, prm, map);
+    const DbgOut dbg = {codes, frames, ntile};
+    return P->kind == FLAMIA_SM90_MXFP8_EXACT ? launch_dbg<KIND_TOKEN>(prm, map, dbg, P->num_docs, P->max_seqlen, stream)
+                                               : launch_dbg<KIND_BLOCK>(prm, map, dbg, P->num_docs, P->max_seqlen, stream);
 }

@@ -100,4 +100,17 @@ cudaError_t flamia_sm90_backward(const struct flamia_sm90_problem *p, void *work
                                  const uint16_t *o, const float *lse, const uint16_t *dout,
                                  uint16_t *dq, uint16_t *dk, uint16_t *dv, cudaStream_t stream);
 
+/* Debug (flamia_cuda_debug_p_codes): separate instantiations of the forward and the FP8
+ * backward main kernel that store, for every evaluated pair (query i, key j) of query head
+ * h, the E4M3 P code each kernel feeds its tensor cores, at codes[(h T + i) T + j] (global
+ * token indices; the arrays are first set to 0xFF). The forward also stores its row frame
+ * m_i(n) after key tile n at frames[(h T + i) ntile + n], ntile = ceil(max_seqlen / 128)
+ * (frames may be NULL), and writes neither O, lse nor row_frame. The backward needs the
+ * workspace quantize and forward filled, writes do_codes, delta, dq_accum like
+ * flamia_sm90_backward, and no gradient. FP8 kinds only (cudaErrorNotSupported otherwise). */
+cudaError_t flamia_sm90_forward_debug(const struct flamia_sm90_problem *p, void *workspace, uint8_t *codes,
+                                      float *frames, cudaStream_t stream);
+cudaError_t flamia_sm90_backward_debug(const struct flamia_sm90_problem *p, void *workspace, const uint16_t *o,
+                                       const float *lse, const uint16_t *dout, uint8_t *codes, cudaStream_t stream);
+
 #endif
