@@ -23,7 +23,7 @@
  *  4. bwd_dq_out     dq_accum -> BF16 dq.
  *
  * P is rebuilt exactly as numerics.md 3.3 / 4.2 say: t = fl(s c) (s from the exact
- * FP32 products of the codes times the power-of-two factors), ti = trunc(t),
+ * FP32 products of the codes times the power-of-two factors), ti = floor(t),
  * tf = t - ti, E = ex2.approx(tf) * 2^(ti - m_i) with m_i the forward's final
  * integer frame (row_frame), pb = e4m3(E 2^8), P = dec(pb) 2^-8 exp2(m_i - lse_i/ln2)
  * (the normalizer in FP64, as the reference). dS = P (dP - D_i) in FP32, quantized
@@ -97,9 +97,9 @@ __device__ __forceinline__ float ex2f(float x) {
 /* 2^e for any int e: 0 below FP32's range (callers only use e <= 127) */
 __device__ __forceinline__ float pow2z(int e) { return e < -149 ? 0.f : flamia_pow2f(e > 127 ? 127 : e); }
 
-/* E(t, m) of numerics.md 3.3: exp2(tf) * 2^(ti - m), ti = trunc(t). */
+/* E(t, m) of numerics.md 3.3: exp2(tf) * 2^(ti - m), ti = floor(t), tf = fl(t - ti). */
 __device__ __forceinline__ float p_exp(float t, float m) {
-    const float ti = truncf(t);
+    const float ti = floorf(t);
     const float tf = t - ti; /* exact */
     const float k = ti - m;
     if (!(k >= -126.f)) return 0.f; /* below 2^-125: no P code, no BF16 P either (FP32 subnormal, ~0) */
@@ -842,7 +842,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
                         const float t = (sacc[4 * j + 2 * hh + e] * kf[hh]) * (e ? cr.y : cr.x);
-                        const float ti = truncf(t);
+                        const float ti = floorf(t);
                         const float x = ex2f(t - ti);
                         const int ki = __float2int_rz(ti - (e ? mm.y : mm.x));
                         const uint32_t bits = __float_as_uint(x) + (((uint32_t)ki + 8u) << 23);

@@ -197,7 +197,7 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
     }
     /* ---- frames. BLOCK: column factor kf_b per 32-key block, folded into cc = kf_b * c_i
      * (exact); max_j fl(u_j * cc) = fl(max_j u_j * cc) as cc > 0 and rounding is monotone. */
-    float cc[2][4], negM[2][4], rvg[2][4];
+    float cc[2][4], kadd[2][4], rvg[2][4]; /* kadd: -M' + 2^23 + 512 (the exp split below) */
     float blk_kf[4], blk_ev[4];
     if (KIND == KIND_BLOCK) {
 #pragma unroll
@@ -232,10 +232,10 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                 /* clamp eV_b >= E_i - 30: such a block's P codes are 0 either way (< 2^-22),
                  * and l gets the exact value back through rvg */
                 const float ev = fmaxf(blk_ev[b], (float)(Erow[hh] - 30));
-                negM[hh][b] = ev - M;
+                kadd[hh][b] = (ev - M) + 8389120.f;
                 rvg[hh][b] = flamia_pow2f(-(int)ev);
             } else {
-                negM[hh][b] = -M;
+                kadd[hh][b] = -M + 8389120.f;
                 rvg[hh][b] = 1.f;
             }
         }
@@ -253,9 +253,18 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
                 const float u = sacc[4 * j + 2 * hh + e];
-                float x = fmaf(u, cc[hh][b], negM[hh][b]);
-                if (MASK) x = (u == -INFINITY) ? -INFINITY : x;
-                const float ev = ex2(x);
+                /* numerics.md 3.3: t = fl(u cc), ti = floor t, E = ex2(fl(t - ti)) 2^(ti - M'),
+                 * M' = -(kadd - 2^23 - 512) the folded frame (an integer). t is clamped to
+                 * >= M' - 124 (below, E < 2^-124 of the frame: code 0, nothing in l) so that
+                 * t + kadd lies in [2^23, 2^24): one FADD.RM gives sk = floor t + kadd
+                 * exactly, sk - kadd = floor t, and sk's low mantissa bits hold
+                 * ti - M' + 512, so (bits of sk) << 23 adds ti - M' to ex2's exponent. The
+                 * rounded part sees t alone, as in the backward (bwd p_exp). */
+                const float t = fmaxf(__fmul_rn(u, cc[hh][b]), 8388996.f - kadd[hh][b]);
+                const float sk = __fadd_rd(t, kadd[hh][b]);
+                const float ex = ex2(__fsub_rn(t, __fsub_rn(sk, kadd[hh][b])));
+                float ev = __uint_as_float(__float_as_uint(ex) + (__float_as_uint(sk) << 23));
+                if (MASK) ev = (u == -INFINITY) ? 0.f : ev;
                 if (KIND == KIND_BLOCK) {
                     l_run[hh] = fmaf(ev, rvg[hh][b], l_run[hh]);
                     pv[2 * hh + e] = ev;
