@@ -164,9 +164,16 @@ static void run_cmd(const char *cmd, char *buf, size_t n) {
 
 void xp_git_info(char *commit, size_t n, int *dirty) {
     char cmd[1024], out[4096];
+    *dirty = -1;
+    /* FLAMIA_GIT_COMMIT wins: a copied tree (the lent GPU machine) can carry a .git
+     * whose HEAD is not the commit of its files */
+    const char *env = getenv("FLAMIA_GIT_COMMIT");
+    if (env && *env) {
+        snprintf(commit, n, "%s", env);
+        return;
+    }
     snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse HEAD 2>/dev/null", XP_SOURCE_ROOT);
     run_cmd(cmd, out, sizeof out);
-    *dirty = -1;
     if (strlen(out) == 40) {
         snprintf(commit, n, "%s", out);
         /* dirty = uncommitted changes to the code that produces numbers (generated
@@ -178,8 +185,7 @@ void xp_git_info(char *commit, size_t n, int *dirty) {
         run_cmd(cmd, out, sizeof out);
         *dirty = atoi(out) > 0;
     } else {
-        const char *env = getenv("FLAMIA_GIT_COMMIT");
-        snprintf(commit, n, "%s", env && *env ? env : XP_BUILD_COMMIT);
+        snprintf(commit, n, "%s", XP_BUILD_COMMIT);
     }
 }
 
