@@ -21,11 +21,12 @@
  *   subnormal    k != 0, one side at or below E4M3's normal range (2^-6 after the offset)
  *                and the two at most one step of the coarser grid apart: the documented
  *                class (the reference's, plus the fold's subnormal-only latitude)
- *   evaluation   one E4M3 step apart otherwise: the forward evaluates exp2(fl(t - M)) by
- *                one FFMA, the backward exp2(tf) 2^(ti - m) (numerics.md 8); a value near
- *                an E4M3 rounding midpoint can round either way. Allowed at a rate
- *                <= kEvalRate until the forward has the exact split (then
- *                FLAMIA_CONSISTENCY_STRICT=1 requires 0).
+ *   evaluation   one E4M3 step apart otherwise: a value near an E4M3 rounding midpoint
+ *                that the two kernels evaluate differently (the forward's former FFMA
+ *                exp2, or S vs S^T accumulating differently). Must be 0: both kernels
+ *                use the floor split of numerics.md 3.3 since 31254a0 and measured 0 on
+ *                the H200 (6 cases, 12.6M pairs); FLAMIA_CONSISTENCY_LOOSE=1 allows a
+ *                rate of kEvalRate, to look at a kernel under change.
  *   unexplained  anything else: must be 0.
  * Informative (no assertion): the backward's codes against codes from exact (FP64) dot
  * products of the same E4M3 payloads in the same frame, i.e. how often Hopper's FP8
@@ -234,8 +235,8 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
     EXPECT(c.frame_bad == 0, "%s %s: %ld rows with inconsistent frames", label, preset, c.frame_bad);
     EXPECT(c.unexplained == 0, "%s %s: %.0f P codes differ outside the documented classes", label, preset,
            c.unexplained);
-    const char *strict = getenv("FLAMIA_CONSISTENCY_STRICT");
-    const double eval_max = strict && atoi(strict) ? 0.0 : kEvalRate * c.pairs;
+    const char *loose = getenv("FLAMIA_CONSISTENCY_LOOSE");
+    const double eval_max = loose && atoi(loose) ? kEvalRate * c.pairs : 0.0;
     EXPECT(c.eval <= eval_max, "%s %s: %.0f codes one step apart (rate %.2e; allowed %.0f)", label, preset, c.eval,
            c.eval / (c.pairs + 1e-300), eval_max);
 
