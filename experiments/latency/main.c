@@ -288,7 +288,9 @@ static void usage(const xp_opts *d) {
            "  --pass-budget S      seconds of calls per pass before warm-up and iters are cut (at\n"
            "                       least 3 timed; default 10, 0 = never cut)\n"
            "  --verify-rows N      rows of the first document checked against the CPU reference\n"
-           "                       (default 256; 0 skips the reference check)\n");
+           "                       (default 256; 0 skips the reference check)\n"
+           "  --deterministic      deterministic dQ (flamia_cuda_set_deterministic); systems are\n"
+           "                       named flamia-RECIPE-det\n");
     xp_print_common_usage(d);
 }
 
@@ -299,15 +301,16 @@ int main(int argc, char **argv) {
     o.workloads = "4x4096,16x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,logu-64k";
     o.recipes = "mxfp8,mxfp8-exact,bf16";
     xp_opts defaults = o;
-    int warmup = 10, iters = 50, verify_rows = 256, passes = P_ALL;
+    int warmup = 10, iters = 50, verify_rows = 256, passes = P_ALL, deterministic = 0;
     double budget = 10.0;
     const char *passes_arg = "quant,fwd,fwd+quant,bwd,train";
-    enum { O_WARMUP = 1, O_ITERS, O_VROWS, O_PASSES, O_BUDGET };
+    enum { O_WARMUP = 1, O_ITERS, O_VROWS, O_PASSES, O_BUDGET, O_DET };
     struct option lo[] = {{"warmup", required_argument, 0, O_WARMUP},
                           {"iters", required_argument, 0, O_ITERS},
                           {"verify-rows", required_argument, 0, O_VROWS},
                           {"passes", required_argument, 0, O_PASSES},
                           {"pass-budget", required_argument, 0, O_BUDGET},
+                          {"deterministic", no_argument, 0, O_DET},
                           XP_COMMON_LONGOPTS,
                           {0, 0, 0, 0}};
     int c;
@@ -325,6 +328,7 @@ int main(int argc, char **argv) {
         case O_VROWS: if (xp_parse_int("--verify-rows", optarg, 0, 4096, &verify_rows)) return 2; break;
         case O_PASSES: if (!(passes = parse_passes(optarg))) return 2; passes_arg = optarg; break;
         case O_BUDGET: if (xp_parse_double("--pass-budget", optarg, 0, 1e6, &budget)) return 2; break;
+        case O_DET: deterministic = 1; break;
         default: fprintf(stderr, "error: unknown option (see --help)\n"); return 2;
         }
     }
@@ -333,6 +337,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (xp_opts_finish(&o)) return 2;
+    if (deterministic && flamia_cuda_set_deterministic(1) != FLAMIA_OK) xp_die("%s", flamia_last_error());
     const int want_bwd = (passes & (P_BWD | P_TRAIN)) != 0;
 
     int nw, nr;
@@ -553,7 +558,7 @@ int main(int argc, char **argv) {
             flamia_recipe rec;
             if (flamia_recipe_preset(rl[ri], &rec) != FLAMIA_OK) xp_die("%s", flamia_last_error());
             char system[64];
-            snprintf(system, sizeof system, "flamia-%s", rl[ri]);
+            snprintf(system, sizeof system, "flamia-%s%s", rl[ri], deterministic ? "-det" : "");
             size_t wsb = 0;
             if (flamia_cuda_workspace_size(&rec, &sh, &wsb) != FLAMIA_OK) xp_die("%s", flamia_last_error());
             char *note = rs->note;
@@ -662,7 +667,7 @@ int main(int argc, char **argv) {
             flamia_recipe rec;
             if (flamia_recipe_preset(rl[ri], &rec) != FLAMIA_OK) xp_die("%s", flamia_last_error());
             char system[64];
-            snprintf(system, sizeof system, "flamia-%s", rl[ri]);
+            snprintf(system, sizeof system, "flamia-%s%s", rl[ri], deterministic ? "-det" : "");
             size_t wsb = 0;
             if (flamia_cuda_workspace_size(&rec, &sh, &wsb) != FLAMIA_OK) xp_die("%s", flamia_last_error());
             char bnote[512] = "", tnote[512] = "";

@@ -199,6 +199,15 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
                                    void *workspace, size_t workspace_bytes, const void *o,
                                    const float *lse, const void *dout, void *dq, void *dk,
                                    void *dv, void *stream);
+/* Deterministic dQ (off by default). dQ sums contributions from every key tile of a
+ * document; by default they are reduce-added with FP32 atomics in the order the CTAs
+ * finish, so dQ can differ between runs in its last bits (O, lse, dK, dV never do). On:
+ * the backward adds them in key-tile order, so every output is bit-identical run to run,
+ * at a cost in speed (docs/perf-notes.md). Process-wide; applies to calls enqueued after
+ * it returns (a captured graph keeps the mode it was captured with). FLAMIA_ERR_UNSUPPORTED
+ * without CUDA. */
+flamia_status flamia_cuda_set_deterministic(int on);
+int flamia_cuda_deterministic(void); /* the current setting, 0 or 1 */
 /* quantize -> forward -> backward, what a framework calls per layer in a benchmark */
 flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape *s,
                                      const void *q, const void *k, const void *v,

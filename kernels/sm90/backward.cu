@@ -337,11 +337,35 @@ struct MainParams {
     const uint16_t *qb, *kb, *vb, *dob;
     const float *row_frame, *lse, *delta;
     float *dq_acc;
+    int *dq_turn; /* non-null: deterministic dQ (the turn counters, zeroed per call) */
     uint16_t *dk, *dv;
     const int32_t *cu;
     int T, Hq, Hkv, group, causal, hadamard;
     float c, scale, had_norm;
 };
+
+/* Deterministic dQ: the CTAs that add into one query block take turns in key-tile order
+ * (turn = their key tile index: for a causal query tile m the contributors are tiles
+ * 0..m, otherwise all tiles, and every contributor adds exactly once per head), so each
+ * dQ element is the same FP32 sum ((0 + c0) + c1) + ... on every run. No deadlock: the
+ * grid's z dimension is the key tile, so a CTA only waits for CTAs of a smaller key tile
+ * of the same (document, kv head), which the hardware dispatched before it (block order)
+ * and which wait only on smaller tiles themselves. Costs a wavefront: tile n's CTA starts
+ * adding into query tile m only after tile n-1's CTA has. */
+__device__ __forceinline__ void dq_turn_wait(const int *turn, int mine) {
+    if (threadIdx.x == 0) {
+        int v;
+        do {
+            asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(turn) : "memory");
+        } while (v != mine);
+    }
+    __syncthreads();
+}
+__device__ __forceinline__ void dq_turn_pass(int *turn, int mine) {
+    __threadfence(); /* this CTA's dQ adds before the next one's */
+    __syncthreads();
+    if (threadIdx.x == 0) asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(turn), "r"(mine + 1) : "memory");
+}
 
 /* ================================================================ 3a. plain kernel */
 /* KIND: 0 BF16, 1 mxfp8 (dS 32x32 blocks), 2 mxfp8-exact (dS per row x 32 keys).
@@ -478,6 +502,8 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
                 }
             }
             /* dQ for row ai = aj */
+            int *turn = p.dq_turn ? p.dq_turn + (size_t)(ds + i0) * p.Hq + h : nullptr;
+            if (turn) dq_turn_wait(turn, kbk);
             {
                 const int ii = aj, i = i0 + ii;
                 float acc[16];
@@ -495,6 +521,7 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
                         atomicAdd(reinterpret_cast<float2 *>(dst + x), make_float2(acc[x] * p.scale, acc[x + 1] * p.scale));
                 }
             }
+            if (turn) dq_turn_pass(turn, kbk);
         }
     }
     const int j = j0 + aj;
@@ -1014,6 +1041,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             }
 
             /* ---- dQ partial: rows = queries (natural order), cols = dims 64 wg + 8j + 2tq */
+            int *turn = p.dq_turn ? p.dq_turn + (size_t)(ds + qsub) * p.Hq + h : nullptr;
+            if (turn) dq_turn_wait(turn, n);
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
                 const int ql = wq * 16 + g + 8 * hh;
@@ -1025,6 +1054,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                     atomicAdd(reinterpret_cast<float2 *>(dst + 8 * j),
                               make_float2(dqacc[4 * j + 2 * hh], dqacc[4 * j + 2 * hh + 1]));
             }
+            if (turn) dq_turn_pass(turn, n);
         }
     }
 
@@ -1227,6 +1257,9 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     float *dq_acc = (float *)(ws + L.dq_accum);
     const size_t nq = (size_t)T * P->heads_q * kD;
     if ((e = cudaMemsetAsync(dq_acc, 0, nq * sizeof(float), stream)) != cudaSuccess) return e;
+    int *dq_turn = P->deterministic && !dbg_codes ? (int *)(ws + L.dq_turn) : nullptr;
+    if (dq_turn && (e = cudaMemsetAsync(dq_turn, 0, (size_t)T * P->heads_q * sizeof(int), stream)) != cudaSuccess)
+        return e;
 
     /* 3. main kernel */
     MainParams mp;
@@ -1246,6 +1279,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.lse = lse;
     mp.delta = (const float *)(ws + L.delta);
     mp.dq_acc = dq_acc;
+    mp.dq_turn = dq_turn;
     mp.dk = dk;
     mp.dv = dv;
     mp.cu = P->cu_seqlens;

@@ -98,6 +98,9 @@ flamia_status recipe_kind(const char *fn, const flamia_recipe *r, enum flamia_sm
                        fn, name, edited ? " with edited knobs (tiles, P/dS format, exp mode...)" : "");
 }
 
+/* flamia_cuda_set_deterministic: read when a call is prepared (enqueued) */
+int g_deterministic = 0;
+
 /* Recipe + shape + device -> validated problem. */
 flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape *s, int training,
                       flamia_sm90_problem *P) {
@@ -132,6 +135,7 @@ flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape
     P->cu_seqlens = s->cu_seqlens;
     P->kind = kind;
     P->hadamard = r->hadamard;
+    P->deterministic = __atomic_load_n(&g_deterministic, __ATOMIC_RELAXED);
     return FLAMIA_OK;
 }
 
@@ -277,6 +281,13 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
     if ((st = check_pending(fn))) return st;
     return backward_checked(fn, &P, workspace, o, lse, dout, dq, dk, dv, (cudaStream_t)stream);
 }
+
+flamia_status flamia_cuda_set_deterministic(int on) {
+    __atomic_store_n(&g_deterministic, on ? 1 : 0, __ATOMIC_RELAXED);
+    return FLAMIA_OK;
+}
+
+int flamia_cuda_deterministic(void) { return __atomic_load_n(&g_deterministic, __ATOMIC_RELAXED); }
 
 flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape *s, const void *q, const void *k,
                                      const void *v, const void *dout, void *o, float *lse, void *dq, void *dk,

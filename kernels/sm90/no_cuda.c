@@ -5,6 +5,11 @@
 #define NO_CUDA() flamia_fail(FLAMIA_ERR_UNSUPPORTED, "libflamia was built without CUDA (meson -Dcuda=enabled needs nvcc)")
 
 int flamia_cuda_available(void) { return 0; }
+flamia_status flamia_cuda_set_deterministic(int on) {
+    (void)on;
+    return NO_CUDA();
+}
+int flamia_cuda_deterministic(void) { return 0; }
 flamia_status flamia_cuda_workspace_size(const flamia_recipe *r, const flamia_shape *s, size_t *bytes) {
     (void)r; (void)s; (void)bytes;
     return NO_CUDA();

@@ -25,6 +25,7 @@ struct flamia_sm90_problem {
     const int32_t *cu_seqlens;    /* device [num_docs+1] */
     enum flamia_sm90_kind kind;
     int hadamard;
+    int deterministic;            /* dQ summed in a fixed order (flamia_cuda_set_deterministic) */
 };
 
 /* Workspace layout: regions aligned to 256 bytes, offsets from the workspace base.
@@ -46,11 +47,13 @@ struct flamia_sm90_problem {
  *   do_bf16    uint16 [T][Hq][D]      BF16 path dO
  *   delta      float [T][Hq]          D_i = rowsum(dO^ * O)
  *   dq_accum   float [T][Hq][D]       dQ accumulated across key tiles (reduce-add)
+ *   dq_turn    int32 [T][Hq]          deterministic mode: per query block (its first token) and
+ *                                     head, how many key tiles have added into it
  * t_pad = T rounded up to 16 (TMA needs 16-byte global strides). */
 struct flamia_sm90_layout {
     size_t err_flag, q_codes, k_codes, v_codes, vt_codes, q_exp, k_exp, v_exp;
     size_t q_bf16, k_bf16, v_bf16, row_frame;
-    size_t qt_codes, kt_codes, do_codes, dot_codes, do_exp, do_bf16, delta, dq_accum, total;
+    size_t qt_codes, kt_codes, do_codes, dot_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, total;
     int t_pad;
 };
 
@@ -83,6 +86,7 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(do_bf16, T * Hq * D * 2)
     FLAMIA_REGION(delta, T * Hq * 4)
     FLAMIA_REGION(dq_accum, T * Hq * D * 4)
+    FLAMIA_REGION(dq_turn, T * Hq * 4)
 #undef FLAMIA_REGION
     L.total = off;
     return L;
