@@ -337,7 +337,7 @@ struct MainParams {
     const uint16_t *qb, *kb, *vb, *dob;
     const float *row_frame, *lse, *delta;
     float *dq_acc;
-    int *dq_turn; /* non-null: deterministic dQ (the turn counters, zeroed per call) */
+    int *dq_turn; /* deterministic dQ (DET kernels): the turn counters, zeroed per call */
     uint16_t *dk, *dv;
     const int32_t *cu;
     int T, Hq, Hkv, group, causal, hadamard;
@@ -370,7 +370,7 @@ __device__ __forceinline__ void dq_turn_pass(int *turn, int mine) {
 /* ================================================================ 3a. plain kernel */
 /* KIND: 0 BF16, 1 mxfp8 (dS 32x32 blocks), 2 mxfp8-exact (dS per row x 32 keys).
  * grid (num_docs, Hkv, ceil(max_seqlen / 32)); 256 threads; one 32-key block per CTA. */
-template <int KIND>
+template <int KIND, bool DET> /* DET: deterministic dQ (p.dq_turn) */
 __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
     constexpr int LD = kD + 1;
     extern __shared__ float sm[];
@@ -502,8 +502,8 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
                 }
             }
             /* dQ for row ai = aj */
-            int *turn = p.dq_turn ? p.dq_turn + (size_t)(ds + i0) * p.Hq + h : nullptr;
-            if (turn) dq_turn_wait(turn, kbk);
+            int *turn = DET ? p.dq_turn + (size_t)(ds + i0) * p.Hq + h : nullptr;
+            if (DET) dq_turn_wait(turn, kbk);
             {
                 const int ii = aj, i = i0 + ii;
                 float acc[16];
@@ -521,7 +521,7 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
                         atomicAdd(reinterpret_cast<float2 *>(dst + x), make_float2(acc[x] * p.scale, acc[x + 1] * p.scale));
                 }
             }
-            if (turn) dq_turn_pass(turn, kbk);
+            if (DET) dq_turn_pass(turn, kbk);
         }
     }
     const int j = j0 + aj;
@@ -637,7 +637,7 @@ __device__ __forceinline__ void smem_transpose(const uint8_t *src, uint8_t *dst,
 /* The FP8 main kernel's body. DBG (flamia_cuda_debug_p_codes, kernel bwd_main_fp8_dbg):
  * also stores every evaluated pair's recomputed P code at dbg_codes[(h T + i) T + j]
  * (global token indices) and writes no dK, dV. */
-template <int KIND, bool DBG> /* 1 mxfp8, 2 mxfp8-exact */
+template <int KIND, bool DBG, bool DET> /* 1 mxfp8, 2 mxfp8-exact; DET: deterministic dQ */
 __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CUtensorMap &tm_kt, const MainParams &p,
                                               uint8_t *dbg_codes) {
     using SM = SmemF;
@@ -1041,8 +1041,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             }
 
             /* ---- dQ partial: rows = queries (natural order), cols = dims 64 wg + 8j + 2tq */
-            int *turn = p.dq_turn ? p.dq_turn + (size_t)(ds + qsub) * p.Hq + h : nullptr;
-            if (turn) dq_turn_wait(turn, n);
+            int *turn = DET ? p.dq_turn + (size_t)(ds + qsub) * p.Hq + h : nullptr;
+            if (DET) dq_turn_wait(turn, n);
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
                 const int ql = wq * 16 + g + 8 * hh;
@@ -1054,7 +1054,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                     atomicAdd(reinterpret_cast<float2 *>(dst + 8 * j),
                               make_float2(dqacc[4 * j + 2 * hh], dqacc[4 * j + 2 * hh + 1]));
             }
-            if (turn) dq_turn_pass(turn, n);
+            if (DET) dq_turn_pass(turn, n);
         }
     }
 
@@ -1113,17 +1113,17 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     }
 }
 
-template <int KIND>
+template <int KIND, bool DET>
 __global__ void __launch_bounds__(256, 1)
     bwd_main_fp8(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
                  const MainParams p) {
-    bwd_main_body<KIND, false>(tm_qt, tm_kt, p, nullptr);
+    bwd_main_body<KIND, false, DET>(tm_qt, tm_kt, p, nullptr);
 }
 template <int KIND>
 __global__ void __launch_bounds__(256, 1)
     bwd_main_fp8_dbg(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
                      const MainParams p, uint8_t *dbg_codes) {
-    bwd_main_body<KIND, true>(tm_qt, tm_kt, p, dbg_codes);
+    bwd_main_body<KIND, true, false>(tm_qt, tm_kt, p, dbg_codes);
 }
 
 /* ================================================================ host */
@@ -1140,31 +1140,32 @@ static bool make_map(CUtensorMap *map, void *base, int T, int t_pad, int H) {
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int KIND> static cudaError_t launch_simt(const MainParams &mp, int num_docs, int max_seqlen,
-                                                   cudaStream_t stream) {
+template <int KIND, bool DET> static cudaError_t launch_simt(const MainParams &mp, int num_docs, int max_seqlen,
+                                                             cudaStream_t stream) {
     const int bytes = (4 * 32 * (kD + 1) + 2 * 32 * 33 + 4 * 32) * 4;
     static bool attr = false;
     if (!attr) {
-        cudaError_t e = cudaFuncSetAttribute(bwd_simt<KIND>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        cudaError_t e = cudaFuncSetAttribute(bwd_simt<KIND, DET>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         if (e != cudaSuccess) return e;
         attr = true;
     }
     dim3 grid(num_docs, mp.Hkv, (max_seqlen + 31) / 32);
-    bwd_simt<KIND><<<grid, 256, bytes, stream>>>(mp);
+    bwd_simt<KIND, DET><<<grid, 256, bytes, stream>>>(mp);
     return cudaGetLastError();
 }
 
-template <int KIND> static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
-                                                  int num_docs, int max_seqlen, cudaStream_t stream) {
+template <int KIND, bool DET>
+static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk, int num_docs,
+                              int max_seqlen, cudaStream_t stream) {
     const int bytes = SmemF::kBytes;
     static bool attr = false;
     if (!attr) {
-        cudaError_t e = cudaFuncSetAttribute(bwd_main_fp8<KIND>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        cudaError_t e = cudaFuncSetAttribute(bwd_main_fp8<KIND, DET>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         if (e != cudaSuccess) return e;
         attr = true;
     }
     dim3 grid(num_docs, mp.Hkv, (max_seqlen + 127) / 128);
-    bwd_main_fp8<KIND><<<grid, 256, bytes, stream>>>(mq, mk, mp);
+    bwd_main_fp8<KIND, DET><<<grid, 256, bytes, stream>>>(mq, mk, mp);
     return cudaGetLastError();
 }
 template <int KIND> static cudaError_t launch_fp8_dbg(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
@@ -1303,10 +1304,13 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
                    ? launch_fp8_dbg<1>(mp, mq, mk, dbg_codes, P->num_docs, P->max_seqlen, stream)
                    : launch_fp8_dbg<2>(mp, mq, mk, dbg_codes, P->num_docs, P->max_seqlen, stream);
     }
-    if (!fp8) e = launch_simt<0>(mp, P->num_docs, P->max_seqlen, stream);
+    const bool det = dq_turn != nullptr;
+    const int nd = P->num_docs, ms = P->max_seqlen;
+    if (!fp8) e = det ? launch_simt<0, true>(mp, nd, ms, stream) : launch_simt<0, false>(mp, nd, ms, stream);
     else if (bwd_variant() == 0)
-        e = P->kind == FLAMIA_SM90_MXFP8 ? launch_simt<1>(mp, P->num_docs, P->max_seqlen, stream)
-                                          : launch_simt<2>(mp, P->num_docs, P->max_seqlen, stream);
+        e = P->kind == FLAMIA_SM90_MXFP8
+                ? (det ? launch_simt<1, true>(mp, nd, ms, stream) : launch_simt<1, false>(mp, nd, ms, stream))
+                : (det ? launch_simt<2, true>(mp, nd, ms, stream) : launch_simt<2, false>(mp, nd, ms, stream));
     else {
         CUtensorMap mq, mk;
         memset(&mq, 0, sizeof mq);
@@ -1314,8 +1318,9 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
         if (!make_map(&mq, ws + L.qt_codes, T, L.t_pad, P->heads_q) ||
             !make_map(&mk, ws + L.kt_codes, T, L.t_pad, P->heads_kv))
             return cudaErrorNotSupported;
-        e = P->kind == FLAMIA_SM90_MXFP8 ? launch_fp8<1>(mp, mq, mk, P->num_docs, P->max_seqlen, stream)
-                                          : launch_fp8<2>(mp, mq, mk, P->num_docs, P->max_seqlen, stream);
+        e = P->kind == FLAMIA_SM90_MXFP8
+                ? (det ? launch_fp8<1, true>(mp, mq, mk, nd, ms, stream) : launch_fp8<1, false>(mp, mq, mk, nd, ms, stream))
+                : (det ? launch_fp8<2, true>(mp, mq, mk, nd, ms, stream) : launch_fp8<2, false>(mp, mq, mk, nd, ms, stream));
     }
     if (e != cudaSuccess) return e;
 
