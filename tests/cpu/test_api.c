@@ -141,5 +141,15 @@ int main(void) {
     if (!flamia_cuda_available())
         CHECK(flamia_cuda_forward(&mx, &s, NULL, 0, NULL, NULL, NULL) != FLAMIA_OK, "cuda forward without GPU");
     printf("cuda available: %d (%s)\n", flamia_cuda_available(), flamia_last_error());
+
+    /* deterministic dQ switch: a CUDA build stores and echoes it (no GPU needed); a
+     * CPU-only build says it has no CUDA and reports 0 */
+    if (strstr(flamia_version_string(), "cuda")) {
+        CHECK(flamia_cuda_set_deterministic(1) == FLAMIA_OK && flamia_cuda_deterministic() == 1, "deterministic on");
+        CHECK(flamia_cuda_set_deterministic(0) == FLAMIA_OK && flamia_cuda_deterministic() == 0, "deterministic off");
+    } else {
+        CHECK(flamia_cuda_set_deterministic(1) == FLAMIA_ERR_UNSUPPORTED && flamia_cuda_deterministic() == 0,
+              "cpu-only build: deterministic switch");
+    }
     return TEST_EXIT();
 }
