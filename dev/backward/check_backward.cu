@@ -16,8 +16,9 @@
  * Bounds (see backward.cu's header and docs/perf-notes.md "Backward kernel"): both sides
  * round to BF16; the GPU sums in FP32 (wgmma) instead of FP64 and uses ex2.approx, which
  * flips a P or dS code only on a rounding boundary; the folded contraction scales differ
- * only on E4M3 subnormals; dV multiplies P in F16 (v3). So dQ, dK, dV: relL2 <= 5e-3 and
- * max|d| <= 5e-2 max|ref| (v2, with E4M3 P for dV, needed 3e-2 / 1e-1 on dV).
+ * only on E4M3 subnormals; dV multiplies P in F16 (v3). Pass (as tests/gpu, numerics.md
+ * 8.2): plain FP32 kernel relL2 <= 5e-3 and max|d| <= 5e-2 max|ref|; FP8 wgmma kernel
+ * (Hopper's FP8 accumulation moves P/dS codes) relL2 <= 0.25 x ref-vs-FP64, max <= 2^-3.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -348,9 +349,12 @@ int main(int argc, char **argv) {
         cq = compare(dq, rq, have64 ? &q64 : nullptr);
         ck = compare(dk, rk, have64 ? &k64 : nullptr);
         cv = compare(dv, rv, have64 ? &v64 : nullptr);
-        const double dv_rel = 5e-3, dv_max = 5e-2; /* v2's E4M3 P for dV needed 3e-2, 1e-1 */
-        ok = ok && cq.rel <= 5e-3 && cq.maxrel <= 5e-2 && ck.rel <= 5e-3 && ck.maxrel <= 5e-2 && cv.rel <= dv_rel &&
-             cv.maxrel <= dv_max;
+        /* the gpu suite's bounds (docs/numerics.md 8.2): absolute for the FP32 plain kernel,
+         * relative to the recipe's own FP64 error for the FP8 wgmma kernel */
+        const bool fp8_kernel = kind != FLAMIA_SM90_BF16 && flamia_bwd_debug_variant != 0;
+        for (const Cmp *c : {&cq, &ck, &cv})
+            ok = ok && (fp8_kernel ? (!have64 || (c->rel <= 0.25 * c->rel64)) && c->maxrel <= 0.125
+                                   : c->rel <= 5e-3 && c->maxrel <= 5e-2);
         printf("  ref: dS flushed %.0f / %.0f nonzero, P codes %.0f mismatch %.0f (unexplained %.0f)\n",
                st.ds_flushed, st.ds_nonzero, st.p_codes, st.p_mismatch, st.p_mismatch_unexplained);
     }
