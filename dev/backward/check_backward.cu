@@ -11,7 +11,9 @@
  *             documents, odd lengths, lengths not a multiple of 32 / 128)
  *     CHECK   full (reference on everything, + FP64 textbook for scale) | none
  *     REPS    timed repetitions of the backward alone (0: no timing)
- *   env BWD_VARIANT=0 runs the plain FP32 main kernel instead of the FP8 wgmma one.
+ *   env BWD_VARIANT=0 runs the plain FP32 main kernel instead of the FP8 wgmma one;
+ *   BWD_DET=1 the deterministic dQ mode; BWD_DUMP=FILE writes the dQ, dK, dV bytes (the
+ *   first backward call, before timing) so that two variants can be compared with cmp.
  *
  * Bounds (see backward.cu's header and docs/perf-notes.md "Backward kernel"): both sides
  * round to BF16; the GPU sums in FP32 (wgmma) instead of FP64 and uses ex2.approx, which
@@ -179,6 +181,7 @@ int main(int argc, char **argv) {
     P.max_seqlen = maxlen;
     P.softmax_scale = 1.0f / sqrtf((float)D);
     P.kind = kind;
+    P.deterministic = getenv("BWD_DET") && atoi(getenv("BWD_DET")); /* deterministic dQ */
     const flamia_sm90_layout L = flamia_sm90_layout_of(&P);
     uint8_t *d_ws;
     int32_t *d_cu;
@@ -325,6 +328,12 @@ int main(int argc, char **argv) {
     CK(cudaMemcpy(dv.data(), d_dv, nk * 2, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(ob.data(), d_o, nq * 2, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(lse.data(), d_lse, lse.size() * 4, cudaMemcpyDeviceToHost));
+    if (const char *dump = getenv("BWD_DUMP")) { /* dQ, dK, dV bytes: compare variants with cmp */
+        FILE *f = fopen(dump, "wb");
+        if (!f || fwrite(dq.data(), 2, nq, f) != nq || fwrite(dk.data(), 2, nk, f) != nk ||
+            fwrite(dv.data(), 2, nk, f) != nk || fclose(f))
+            fprintf(stderr, "BWD_DUMP %s: write failed\n", dump);
+    }
     int err_flag = 0;
     CK(cudaMemcpy(&err_flag, d_ws + L.err_flag, 4, cudaMemcpyDeviceToHost));
     long unwritten = 0;
