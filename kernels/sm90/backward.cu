@@ -1154,32 +1154,31 @@ template <int KIND, bool DET> static cudaError_t launch_simt(const MainParams &m
     return cudaGetLastError();
 }
 
+/* One CTA per (document, kv head, 128-key tile) with the FP8 main kernel's shared memory;
+ * `attr` remembers, per kernel instantiation, that the size limit was raised. */
+template <typename... KernelArgs, typename... Args>
+static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, const MainParams &mp, int num_docs,
+                                   int max_seqlen, cudaStream_t stream, Args... args) {
+    const int bytes = SmemF::kBytes;
+    if (!attr) {
+        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (e != cudaSuccess) return e;
+        attr = true;
+    }
+    dim3 grid(num_docs, mp.Hkv, (max_seqlen + 127) / 128);
+    kernel<<<grid, 256, bytes, stream>>>(args...);
+    return cudaGetLastError();
+}
 template <int KIND, bool DET>
 static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk, int num_docs,
                               int max_seqlen, cudaStream_t stream) {
-    const int bytes = SmemF::kBytes;
     static bool attr = false;
-    if (!attr) {
-        cudaError_t e = cudaFuncSetAttribute(bwd_main_fp8<KIND, DET>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-        if (e != cudaSuccess) return e;
-        attr = true;
-    }
-    dim3 grid(num_docs, mp.Hkv, (max_seqlen + 127) / 128);
-    bwd_main_fp8<KIND, DET><<<grid, 256, bytes, stream>>>(mq, mk, mp);
-    return cudaGetLastError();
+    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, num_docs, max_seqlen, stream, mq, mk, mp);
 }
 template <int KIND> static cudaError_t launch_fp8_dbg(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
                                                       uint8_t *codes, int num_docs, int max_seqlen, cudaStream_t stream) {
-    const int bytes = SmemF::kBytes;
     static bool attr = false;
-    if (!attr) {
-        cudaError_t e = cudaFuncSetAttribute(bwd_main_fp8_dbg<KIND>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-        if (e != cudaSuccess) return e;
-        attr = true;
-    }
-    dim3 grid(num_docs, mp.Hkv, (max_seqlen + 127) / 128);
-    bwd_main_fp8_dbg<KIND><<<grid, 256, bytes, stream>>>(mq, mk, mp, codes);
-    return cudaGetLastError();
+    return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, num_docs, max_seqlen, stream, mq, mk, mp, codes);
 }
 
 } // namespace flamia_bwd
