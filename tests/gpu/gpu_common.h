@@ -118,6 +118,30 @@ static inline void *xmalloc(size_t bytes) {
     return p;
 }
 
+/* Two BF16 arrays of one tensor (two runs, eager vs replay): relative L2 of b - a over
+ * the pairs where both are finite, the pairs with a non-finite side, and the finite pairs
+ * whose bits differ. */
+typedef struct {
+    double rel;
+    long nonfinite, differ;
+} bf16_diff;
+static inline bf16_diff bf16_compare(const uint16_t *a, const uint16_t *b, size_t n) {
+    bf16_diff d = {0, 0, 0};
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double x = flamia_bf16_value(a[i]), y = flamia_bf16_value(b[i]);
+        if (!isfinite(x) || !isfinite(y)) {
+            d.nonfinite++;
+            continue;
+        }
+        num += (x - y) * (x - y);
+        den += x * x;
+        d.differ += a[i] != b[i];
+    }
+    d.rel = sqrt(num / (den + 1e-300));
+    return d;
+}
+
 /* soft assertion: counts a failure and goes on (the test returns failures != 0) */
 static int failures;
 #define EXPECT(cond, ...)                                        \

@@ -62,24 +62,12 @@ static void train_step_capture(const char *preset, const flamia_recipe *rec, con
     }
     const size_t fixed = nq * 2 + nl * 4 + nk * 4;
     const int same = !memcmp(eager, replay, fixed);
-    const uint16_t *qa = (const uint16_t *)(eager + fixed), *qb = (const uint16_t *)(replay + fixed);
-    double num = 0, den = 0;
-    long nonfinite = 0;
-    for (size_t i = 0; i < nq; i++) {
-        const double a = flamia_bf16_value(qa[i]), b = flamia_bf16_value(qb[i]);
-        if (!isfinite(a) || !isfinite(b)) {
-            nonfinite++;
-            continue;
-        }
-        num += (a - b) * (a - b);
-        den += a * a;
-    }
-    const double rel = sqrt(num / (den + 1e-300));
+    const bf16_diff dqd = bf16_compare((const uint16_t *)(eager + fixed), (const uint16_t *)(replay + fixed), nq);
     EXPECT(same, "%s: captured train_step: O / lse / dK / dV differ from the eager call", preset);
-    EXPECT(nonfinite == 0 && rel <= 1.0 / 256, "%s: captured train_step: dQ %ld non-finite, rel. L2 vs eager %.2e",
-           preset, nonfinite, rel);
+    EXPECT(dqd.nonfinite == 0 && dqd.rel <= 1.0 / 256,
+           "%s: captured train_step: dQ %ld non-finite, rel. L2 vs eager %.2e", preset, dqd.nonfinite, dqd.rel);
     printf("graph capture %-11s: train_step replayed 3x, O/lse/dK/dV %s the eager call's, dQ rel. L2 %.1e\n", preset,
-           same ? "bit-identical to" : "DIFFER from", rel);
+           same ? "bit-identical to" : "DIFFER from", dqd.rel);
     free(eager);
     free(replay);
 }

@@ -206,28 +206,16 @@ static void deterministic_case(const char *preset, rng_t *r) {
     }
     FL(flamia_cuda_set_deterministic(0));
     const int same = !memcmp(res[0], res[1], bytes);
-    const uint16_t *a = (const uint16_t *)res[0], *b = (const uint16_t *)res[2];
-    double num = 0, den = 0;
-    long nonfinite = 0, differ = 0;
-    for (size_t i = 0; i < nq; i++) {
-        const double x = flamia_bf16_value(a[i]), y = flamia_bf16_value(b[i]);
-        if (!isfinite(x) || !isfinite(y)) {
-            nonfinite++;
-            continue;
-        }
-        num += (x - y) * (x - y);
-        den += x * x;
-        differ += a[i] != b[i];
-    }
-    const double rel = sqrt(num / (den + 1e-300));
+    const bf16_diff dqd = bf16_compare((const uint16_t *)res[0], (const uint16_t *)res[2], nq);
+    const int kv_same = !memcmp(res[0] + nq * 2, res[2] + nq * 2, 2 * nk * 2);
     printf("deterministic dQ %-11s T=%d: two runs %s; vs the default (atomic) dQ: %ld of %zu elements differ, "
            "rel. L2 %.1e; dK, dV %s\n",
-           preset, T, same ? "bit-identical" : "DIFFER", differ, nq, rel,
-           !memcmp(res[0] + nq * 2, res[2] + nq * 2, 2 * nk * 2) ? "bit-identical" : "DIFFER");
+           preset, T, same ? "bit-identical" : "DIFFER", dqd.differ, nq, dqd.rel, kv_same ? "bit-identical" : "DIFFER");
     EXPECT(same, "%s: deterministic backward: two runs differ", preset);
-    EXPECT(nonfinite == 0, "%s: deterministic backward: %ld dQ elements unwritten or non-finite", preset, nonfinite);
-    EXPECT(rel <= 1.0 / 256, "%s: deterministic dQ vs default: rel. L2 %.2e > 2^-8", preset, rel);
-    EXPECT(!memcmp(res[0] + nq * 2, res[2] + nq * 2, 2 * nk * 2), "%s: dK/dV depend on the dQ mode", preset);
+    EXPECT(dqd.nonfinite == 0, "%s: deterministic backward: %ld dQ elements unwritten or non-finite", preset,
+           dqd.nonfinite);
+    EXPECT(dqd.rel <= 1.0 / 256, "%s: deterministic dQ vs default: rel. L2 %.2e > 2^-8", preset, dqd.rel);
+    EXPECT(kv_same, "%s: dK/dV depend on the dQ mode", preset);
     for (int run = 0; run < 3; run++) free(res[run]);
     void *frees[] = {ws, dq_in, dk_in, dv_in, ddo, dO, gq, gk, gv, dlse, dcu};
     for (size_t i = 0; i < sizeof frees / sizeof *frees; i++) CK(cudaFree(frees[i]));
