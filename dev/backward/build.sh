@@ -1,8 +1,10 @@
 #!/bin/sh
 # Builds the backward dev harness: dev/backward/bin/check_backward (kernels/sm90/backward.cu)
-# and, for each dev/backward/vN_*.cu given as argument, dev/backward/bin/check_vN_* (that
+# and, for each dev/backward/vN_* given as argument, dev/backward/bin/check_vN_* (that
 # variant linked in place of backward.cu). Quantize and forward are the library's own.
-# Usage (repo root): sh dev/backward/build.sh [dev/backward/v2_pipelined.cu ...]
+# A variant is a .cu file, or a .patch applied to backward.cu of the commit on its
+# "base:" line; ARG@TAG=DEF[,DEF...] builds it with -DDEF... as check_vN_*_TAG.
+# Usage (repo root): sh dev/backward/build.sh [dev/backward/v5_onecvt.patch dev/backward/v4_overlap.patch@dqpipe=V4_DQ_PIPE=1 ...]
 set -e
 cd "$(dirname "$0")/../.."
 B=dev/backward/bin
@@ -25,8 +27,15 @@ $NV -c kernels/sm90/backward.cu -o $B/obj/backward.cu.o
 $NV -Xcompiler -fopenmp -c dev/backward/check_backward.cu -o $B/obj/check_backward.o
 OBJS="$B/obj/formats.o $(for f in kernels/ref/*.c; do printf '%s ' $B/obj/$(basename $f .c).o; done)"
 $NV $B/obj/check_backward.o $B/obj/backward.cu.o $B/obj/quantize.cu.o $B/obj/forward.cu.o $OBJS -lpthread -lgomp -o $B/check_backward
-for v in "$@"; do
-  n=$(basename $v .cu)
-  $NV -c $v -o $B/obj/$n.cu.o
+for arg in "$@"; do
+  v=${arg%%@*}; flags=""; n=$(basename $(basename $v .cu) .patch)
+  case "$arg" in *@*) spec=${arg#*@}; n=${n}_${spec%%=*}
+    for d in $(echo "${spec#*=}" | tr ',' ' '); do flags="$flags -D$d"; done ;; esac
+  src=$v
+  case "$v" in *.patch) # a variant kept as a patch against the backward.cu of its "base:" commit
+    src=$B/obj/$n.cu
+    git show $(sed -n 's/^base: //p' $v):kernels/sm90/backward.cu > $src
+    patch -s $src < $v ;; esac
+  $NV $flags -c $src -o $B/obj/$n.cu.o
   $NV $B/obj/check_backward.o $B/obj/$n.cu.o $B/obj/quantize.cu.o $B/obj/forward.cu.o $OBJS -lpthread -lgomp -o $B/check_$n
 done

@@ -1,10 +1,10 @@
 #!/bin/bash
-# Device check of dev/backward/v5_onecvt.cu (compiled 2026-11-29, not run: no device time
+# Device check of dev/backward/v5_onecvt.patch (compiled 2026-11-29, not run: no device time
 # was left). v5 must give the SAME BYTES as the committed kernel: both run the same
 # packed layouts in the deterministic dQ mode (BWD_DET=1, so dQ has a fixed order) and
 # dump dQ, dK, dV (BWD_DUMP); cmp compares them. Then timing at 16x4096 and 4x4096.
 # Build here first and carry dev/backward/bin:
-#   FWD_HEAD=1 sh dev/backward/build.sh dev/backward/v5_onecvt.cu
+#   FWD_HEAD=1 sh dev/backward/build.sh dev/backward/v5_onecvt.patch
 # Usage (device, repo root): bash dev/backward/run_v5.sh      (about 60 s)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
 B=dev/backward/bin
