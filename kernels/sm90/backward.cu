@@ -1292,35 +1292,28 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.scale = P->softmax_scale;
     mp.hadamard = P->hadamard;
     mp.had_norm = 1.0f / sqrtf((float)kD); /* as flamia_ref_hadamard */
-    if (dbg_codes) {
-        CUtensorMap mq, mk;
-        memset(&mq, 0, sizeof mq);
-        memset(&mk, 0, sizeof mk);
-        if (!make_map(&mq, ws + L.qt_codes, T, L.t_pad, P->heads_q) ||
-            !make_map(&mk, ws + L.kt_codes, T, L.t_pad, P->heads_kv))
-            return cudaErrorNotSupported;
-        return P->kind == FLAMIA_SM90_MXFP8
-                   ? launch_fp8_dbg<1>(mp, mq, mk, dbg_codes, P->num_docs, P->max_seqlen, stream)
-                   : launch_fp8_dbg<2>(mp, mq, mk, dbg_codes, P->num_docs, P->max_seqlen, stream);
-    }
-    const bool det = dq_turn != nullptr;
+    /* the FP8 main kernel (and its debug twin) read Q^T, K^T through these maps */
+    const bool fp8_main = fp8 && (dbg_codes || bwd_variant() != 0);
+    CUtensorMap mq, mk;
+    memset(&mq, 0, sizeof mq);
+    memset(&mk, 0, sizeof mk);
+    if (fp8_main && (!make_map(&mq, ws + L.qt_codes, T, L.t_pad, P->heads_q) ||
+                     !make_map(&mk, ws + L.kt_codes, T, L.t_pad, P->heads_kv)))
+        return cudaErrorNotSupported;
     const int nd = P->num_docs, ms = P->max_seqlen;
+    if (dbg_codes)
+        return P->kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, mq, mk, dbg_codes, nd, ms, stream)
+                                            : launch_fp8_dbg<2>(mp, mq, mk, dbg_codes, nd, ms, stream);
+    const bool det = dq_turn != nullptr;
     if (!fp8) e = det ? launch_simt<0, true>(mp, nd, ms, stream) : launch_simt<0, false>(mp, nd, ms, stream);
-    else if (bwd_variant() == 0)
+    else if (!fp8_main)
         e = P->kind == FLAMIA_SM90_MXFP8
                 ? (det ? launch_simt<1, true>(mp, nd, ms, stream) : launch_simt<1, false>(mp, nd, ms, stream))
                 : (det ? launch_simt<2, true>(mp, nd, ms, stream) : launch_simt<2, false>(mp, nd, ms, stream));
-    else {
-        CUtensorMap mq, mk;
-        memset(&mq, 0, sizeof mq);
-        memset(&mk, 0, sizeof mk);
-        if (!make_map(&mq, ws + L.qt_codes, T, L.t_pad, P->heads_q) ||
-            !make_map(&mk, ws + L.kt_codes, T, L.t_pad, P->heads_kv))
-            return cudaErrorNotSupported;
+    else
         e = P->kind == FLAMIA_SM90_MXFP8
                 ? (det ? launch_fp8<1, true>(mp, mq, mk, nd, ms, stream) : launch_fp8<1, false>(mp, mq, mk, nd, ms, stream))
                 : (det ? launch_fp8<2, true>(mp, mq, mk, nd, ms, stream) : launch_fp8<2, false>(mp, mq, mk, nd, ms, stream));
-    }
     if (e != cudaSuccess) return e;
 
     /* 4. dq -> BF16 */
