@@ -744,18 +744,31 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 /* ------------------------------------------------------------------ host */
 
-template <int KIND, int S, bool PP>
-static cudaError_t launch(const Params &prm, const CUtensorMap &map, int num_docs, int max_seqlen, cudaStream_t stream) {
-    const int bytes = Smem<KIND, S>::kBytes;
-    static bool attr = false;
+/* One CTA per (document, query head, 128-query tile); `attr` remembers, per kernel
+ * instantiation, that the shared-memory limit was raised. */
+template <typename... KernelArgs, typename... Args>
+static cudaError_t launch_grid(void (*kernel)(KernelArgs...), bool &attr, int bytes, const Params &prm, int num_docs,
+                               int max_seqlen, cudaStream_t stream, Args... args) {
     if (!attr) {
-        cudaError_t e = cudaFuncSetAttribute(fwd_kernel<KIND, S, PP>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         if (e != cudaSuccess) return e;
         attr = true;
     }
     dim3 grid(num_docs, prm.Hq, (max_seqlen + kBM - 1) / kBM);
-    fwd_kernel<KIND, S, PP><<<grid, kThreads, bytes, stream>>>(map, prm);
+    kernel<<<grid, kThreads, bytes, stream>>>(args...);
     return cudaGetLastError();
+}
+template <int KIND, int S, bool PP>
+static cudaError_t launch(const Params &prm, const CUtensorMap &map, int num_docs, int max_seqlen, cudaStream_t stream) {
+    static bool attr = false;
+    return launch_grid(fwd_kernel<KIND, S, PP>, attr, Smem<KIND, S>::kBytes, prm, num_docs, max_seqlen, stream, map, prm);
+}
+template <int KIND>
+static cudaError_t launch_dbg(const Params &prm, const CUtensorMap &map, const DbgOut &dbg, int num_docs, int max_seqlen,
+                              cudaStream_t stream) {
+    static bool attr = false;
+    return launch_grid(fwd_kernel_dbg<KIND>, attr, Smem<KIND, 3>::kBytes, prm, num_docs, max_seqlen, stream, map, prm,
+                       dbg);
 }
 
 } // namespace flamia_fwd
@@ -827,22 +840,6 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *works
     }
 }
 
-namespace flamia_fwd {
-template <int KIND>
-static cudaError_t launch_dbg(const Params &prm, const CUtensorMap &map, const DbgOut &dbg, int num_docs, int max_seqlen,
-                              cudaStream_t stream) {
-    const int bytes = Smem<KIND, 3>::kBytes;
-    static bool attr = false;
-    if (!attr) {
-        cudaError_t e = cudaFuncSetAttribute(fwd_kernel_dbg<KIND>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-        if (e != cudaSuccess) return e;
-        attr = true;
-    }
-    dim3 grid(num_docs, prm.Hq, (max_seqlen + kBM - 1) / kBM);
-    fwd_kernel_dbg<KIND><<<grid, kThreads, bytes, stream>>>(map, prm, dbg);
-    return cudaGetLastError();
-}
-} // namespace flamia_fwd
 
 cudaError_t flamia_sm90_forward_debug(const struct flamia_sm90_problem *P, void *workspace, uint8_t *codes,
                                       float *frames, cudaStream_t stream) {
