@@ -104,6 +104,18 @@ static inline void fill_bf16(rng_t *r, float *x, uint16_t *b, size_t n, double s
     }
 }
 
+/* Outlier channels, as in real activations: `count` random channels of every row of
+ * x [rows][D] (floats that are BF16 values, and their BF16 bits) scaled by `factor`. */
+static inline void scale_channels(rng_t *r, float *x, uint16_t *b, size_t rows, int D, int count, float factor) {
+    for (int o = 0; o < count; o++) {
+        const int ch = rng_int(r, 0, D - 1);
+        for (size_t t = 0; t < rows; t++) {
+            b[t * D + ch] = flamia_bf16_bits(x[t * D + ch] * factor);
+            x[t * D + ch] = flamia_bf16_value(b[t * D + ch]);
+        }
+    }
+}
+
 static inline void *dmalloc(size_t bytes) {
     void *p = NULL;
     CK(cudaMalloc(&p, bytes < 16 ? 16 : bytes));

@@ -83,10 +83,7 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
     fill_bf16(r, k, bk, nk, 1.0);
     fill_bf16(r, v, bv, nk, 1.0);
     fill_bf16(r, g, bg, nq, 1e-2);
-    for (int o = 0; o < 3; o++) { /* outlier K channels */
-        const int ch = rng_int(r, 0, D - 1);
-        for (size_t t = 0; t < (size_t)T * Hkv; t++) bk[t * D + ch] = flamia_bf16_bits(k[t * D + ch] * 8.0f);
-    }
+    scale_channels(r, k, bk, (size_t)T * Hkv, D, 3, 8.0f); /* outlier K channels */
     for (size_t t = 0; t < (size_t)T * Hkv; t++) { /* V magnitudes per token: exponents differ per key */
         const float f = ldexpf(1.0f, rng_int(r, -5, 5));
         for (int d = 0; d < D; d++) bv[t * D + d] = flamia_bf16_bits(v[t * D + d] * f);

@@ -38,14 +38,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     fill_bf16(r, q, bq, nq, 1.0);
     fill_bf16(r, k, bk, nk, 1.0);
     fill_bf16(r, v, bv, nk, 1.0);
-    /* outlier channels in K (the same for every token), as in real activations */
-    for (int o = 0; o < 3; o++) {
-        int ch = rng_int(r, 0, D - 1);
-        for (size_t t = 0; t < (size_t)T * Hkv; t++) {
-            bk[t * D + ch] = flamia_bf16_bits(k[t * D + ch] * 12.0f);
-            k[t * D + ch] = flamia_bf16_value(bk[t * D + ch]);
-        }
-    }
+    scale_channels(r, k, bk, (size_t)T * Hkv, D, 3, 12.0f); /* outlier K channels */
 
     /* CPU reference of the same recipe, and the FP64 textbook for scale */
     flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
