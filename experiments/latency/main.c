@@ -272,6 +272,9 @@ typedef struct {
     int q_n, eflag;
     int fwd_ok, finite, rows;
     double rel, rel64, bound; /* O vs the reference; the reference vs FP64; rel's bound */
+    flamia_recipe rec;        /* the preset, its workspace bytes and system name (phase 1) */
+    size_t wsb;
+    char system[64];
     int grads_finite, train_finite; /* -1: not checked (pass not asked for, or not reached) */
     char note[512];
 } recipe_state;
@@ -542,14 +545,15 @@ int main(int argc, char **argv) {
             memset(rs, 0, sizeof *rs);
             rs->q_ms = rs->q_min = rs->rel = rs->rel64 = rs->bound = NAN;
             rs->eflag = rs->grads_finite = rs->train_finite = -1;
-            flamia_recipe rec;
-            if (flamia_recipe_preset(rl[ri], &rec) != FLAMIA_OK) xp_die("%s", flamia_last_error());
-            size_t wsb = 0;
-            if (flamia_cuda_workspace_size(&rec, &sh, &wsb) != FLAMIA_OK) {
+            if (flamia_recipe_preset(rl[ri], &rs->rec) != FLAMIA_OK) xp_die("%s", flamia_last_error());
+            if (flamia_cuda_workspace_size(&rs->rec, &sh, &rs->wsb) != FLAMIA_OK) {
                 fprintf(stderr, "latency: %s %s: %s (skipped)\n", w->name, rl[ri], flamia_last_error());
                 continue;
             }
+            snprintf(rs->system, sizeof rs->system, "flamia-%s%s", rl[ri], deterministic ? "-det" : "");
             rs->valid = 1;
+            const flamia_recipe rec = rs->rec;
+            const size_t wsb = rs->wsb;
             void *dws;
             CUDA_OK(cudaMalloc(&dws, wsb));
             call_ctx cx = {&rec, &sh, dq, dk, dv, dws, dO, dlse, wsb, st, FLAMIA_OK, 0, 0, 0, 0, 0, 0};
@@ -568,12 +572,9 @@ int main(int argc, char **argv) {
                 for (int p = 0; p < phases; p++) xp_progress_step(&pr, w->name);
                 continue;
             }
-            flamia_recipe rec;
-            if (flamia_recipe_preset(rl[ri], &rec) != FLAMIA_OK) xp_die("%s", flamia_last_error());
-            char system[64];
-            snprintf(system, sizeof system, "flamia-%s%s", rl[ri], deterministic ? "-det" : "");
-            size_t wsb = 0;
-            if (flamia_cuda_workspace_size(&rec, &sh, &wsb) != FLAMIA_OK) xp_die("%s", flamia_last_error());
+            const flamia_recipe rec = rs->rec;
+            const size_t wsb = rs->wsb;
+            const char *system = rs->system;
             char *note = rs->note;
             void *dws = NULL;
             if (!dead) CUDA_OK(cudaMalloc(&dws, wsb));
@@ -687,12 +688,9 @@ int main(int argc, char **argv) {
         for (int ri = 0; ri < nr && want_bwd; ri++) {
             recipe_state *rs = &rs_all[ri];
             if (!rs->valid) continue; /* progress stepped in phase 2 */
-            flamia_recipe rec;
-            if (flamia_recipe_preset(rl[ri], &rec) != FLAMIA_OK) xp_die("%s", flamia_last_error());
-            char system[64];
-            snprintf(system, sizeof system, "flamia-%s%s", rl[ri], deterministic ? "-det" : "");
-            size_t wsb = 0;
-            if (flamia_cuda_workspace_size(&rec, &sh, &wsb) != FLAMIA_OK) xp_die("%s", flamia_last_error());
+            const flamia_recipe rec = rs->rec;
+            const size_t wsb = rs->wsb;
+            const char *system = rs->system;
             char bnote[512] = "", tnote[512] = "";
             double b_ms = NAN, b_min = NAN, t_ms = NAN, t_min = NAN;
             int b_n = 0, t_n = 0;
