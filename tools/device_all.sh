@@ -35,7 +35,7 @@ for s in $STEPS; do
         step bwd 120 bash dev/backward/run_device.sh all ;;
     fwd)
         [ -x dev/forward/bin/check_forward ] ||
-            step fwd-build 300 sh dev/forward/build.sh dev/forward/v5_regs.cu dev/forward/v6_exact.cu
+            step fwd-build 300 sh dev/forward/build.sh dev/forward/v5_regs.patch dev/forward/v6_exact.patch
         step fwd 180 bash dev/forward/run_next.sh ;;
     quant) step quant 150 bash dev/quantize/run_next.sh ;;
     tests) step tests 420 bash experiments/latency/device_run.sh tests ;;

@@ -31,11 +31,7 @@ for arg in "$@"; do
   v=${arg%%@*}; flags=""; n=$(basename $(basename $v .cu) .patch)
   case "$arg" in *@*) spec=${arg#*@}; n=${n}_${spec%%=*}
     for d in $(echo "${spec#*=}" | tr ',' ' '); do flags="$flags -D$d"; done ;; esac
-  src=$v
-  case "$v" in *.patch) # a variant kept as a patch against the backward.cu of its "base:" commit
-    src=$B/obj/$n.cu
-    git show $(sed -n 's/^base: //p' $v):kernels/sm90/backward.cu > $src
-    patch -s $src < $v ;; esac
+  src=$(sh dev/variant_src.sh $v kernels/sm90/backward.cu $B/obj) # a .patch: materialized
   $NV $flags -c $src -o $B/obj/$n.cu.o
   $NV $B/obj/check_backward.o $B/obj/$n.cu.o $B/obj/quantize.cu.o $B/obj/forward.cu.o $OBJS -lpthread -lgomp -o $B/check_$n
 done

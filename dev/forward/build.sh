@@ -2,12 +2,14 @@
 # Builds the forward dev harness: dev/forward/bin/check_forward (current kernel),
 # dev/forward/bin/fp8_acc_probe and, for each dev/forward/vN_*.cu given as argument,
 # dev/forward/bin/check_vN_*. A source may list compile-time switch variants in lines
-# " * @variant TAG=DEF[,DEF...]" (v6_exact.cu does): each is built too, with -DDEF ...,
+# " * @variant TAG=DEF[,DEF...]" (v6_exact.patch does): each is built too, with -DDEF ...,
 # into dev/forward/bin/check_<name>_<TAG> (VARIANTS=0 skips them). An argument
 # FILE.cu@TAG=DEF[,DEF...] builds one such variant explicitly.
 # PTXAS=1: ptxas -v (registers, spills, C75xx) per binary into dev/forward/bin/ptxas_<binary>.txt,
 # summary lines on stdout. The nvcc runs go in parallel (PAR=0: one at a time).
-# Usage (from the repo root): sh dev/forward/build.sh [dev/forward/v5_regs.cu dev/forward/v6_exact.cu ...]
+# A variant is a .cu file or a .patch against the kernel of its "base:" commit (frozen
+# versions are kept that way; dev/variant_src.sh materializes them into bin/obj).
+# Usage (from the repo root): sh dev/forward/build.sh [dev/forward/v5_regs.patch dev/forward/v6_exact.patch ...]
 set -e
 cd "$(dirname "$0")/../.."
 B=dev/forward/bin
@@ -41,15 +43,16 @@ nv check_forward
 nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Ikernels/include -Ikernels/formats -Ikernels/sm90 \
   dev/forward/fp8_acc_probe.cu $B/obj/formats.o -o $B/fp8_acc_probe
 for v in "$@"; do
+  src=$(sh dev/variant_src.sh ${v%%@*} kernels/sm90/forward.cu $B/obj) # a .patch: materialized (dev/variant_src.sh)
   case "$v" in
   *@*)
-    src=${v%%@*}; spec=${v#*@}
+    spec=${v#*@}
     variant $src ${spec%%=*} ${spec#*=} ;;
   *)
-    nv check_$(basename $v .cu) -DFWD_SRC="\"$(pwd)/$v\""
+    nv check_$(basename $src .cu) -DFWD_SRC="\"$(pwd)/$src\""
     if [ "${VARIANTS:-1}" = 1 ]; then
-      for spec in $(sed -n 's/^ \* @variant \([^ ]*\).*/\1/p' $v); do
-        variant $v ${spec%%=*} ${spec#*=}
+      for spec in $(sed -n 's/^ \* @variant \([^ ]*\).*/\1/p' $src); do
+        variant $src ${spec%%=*} ${spec#*=}
       done
     fi ;;
   esac

@@ -3,8 +3,8 @@
 # promoted FP8 score, P through shared memory) with its switches, against flamia_ref_forward
 # (relL2 of O, max |d lse|) and timed at mxfp8 16x4096 and 4x4096 (16 heads, causal).
 # Build here first and carry dev/forward/bin (run_next builds only what is missing):
-#   sh dev/forward/build.sh dev/forward/v5_regs.cu dev/forward/v6_exact.cu
-# (v6_exact.cu's "@variant" header lines make build.sh build its switch variants too.)
+#   sh dev/forward/build.sh dev/forward/v5_regs.patch dev/forward/v6_exact.patch
+# (v6_exact.patch's "@variant" header lines make build.sh build its switch variants too.)
 # Binaries (v6 switches: e = FWD_EXP_SPLIT, p = FWD_S_PROMOTE, s = FWD_P_SMEM):
 #   check_forward          v4 = kernels/sm90/forward.cu (timing only: same-session baseline)
 #   check_v5_regs          v5 (baseline, expected bit-identical to v4)
@@ -23,7 +23,7 @@ B=dev/forward/bin
 LOG=${OUT:-/tmp}/next_log.txt
 t() { local b=$1; shift; timeout ${TMO:-20} $B/$b "$@" 2>&1 | sed "s|^|$b: |" | tee -a $LOG; }
 for b in check_forward check_v5_regs check_v6_exact check_v6_exact_e1p1s0 check_v6_exact_e3p0 fp8_acc_probe; do
-  [ -x $B/$b ] || { echo "building (missing $b)" | tee -a $LOG; sh dev/forward/build.sh dev/forward/v5_regs.cu dev/forward/v6_exact.cu >/dev/null 2>&1; break; }
+  [ -x $B/$b ] || { echo "building (missing $b)" | tee -a $LOG; sh dev/forward/build.sh dev/forward/v5_regs.patch dev/forward/v6_exact.patch >/dev/null 2>&1; break; }
 done
 date | tee -a $LOG
 timeout 20 $B/fp8_acc_probe 2>&1 | tee -a $LOG

@@ -2,14 +2,16 @@
 # Builds the quantize dev harness: dev/quantize/bin/check_quantize (the committed
 # kernels/sm90/quantize.cu, v4) and, for each dev/quantize/vN_*.cu given as argument,
 # dev/quantize/bin/check_vN_* (-DQUANT_SRC="that file"). A source may list compile-time
-# switch variants in lines " * @variant TAG=DEF[,DEF...]" (v5_occ512.cu does): each is
+# switch variants in lines " * @variant TAG=DEF[,DEF...]" (v5_occ512.patch does): each is
 # built too, with -DDEF ..., into dev/quantize/bin/check_<name>_<TAG> (VARIANTS=0 skips
 # them). An argument FILE.cu@TAG=DEF[,DEF...] builds one such variant explicitly.
 # Host side: kernels/formats/formats.c, kernels/ref/*.c (flamia_ref_hadamard) and
 # experiments/common/{util,workloads}.c (the catalogue's layouts, e.g. logu-64k).
 # PTXAS=1: ptxas -v per binary into dev/quantize/bin/ptxas_<binary>.txt, a one-line
 # summary per kernel on stdout. The nvcc runs go in parallel (PAR=0: one at a time).
-# Usage (from anywhere): sh dev/quantize/build.sh [dev/quantize/v5_occ512.cu ...]
+# A variant is a .cu file or a .patch against the kernel of its "base:" commit (frozen
+# versions are kept that way; dev/variant_src.sh materializes them into bin/obj).
+# Usage (from anywhere): sh dev/quantize/build.sh [dev/quantize/v5_occ512.patch ...]
 set -e
 cd "$(dirname "$0")/../.."
 B=dev/quantize/bin
@@ -55,15 +57,16 @@ variant() { # variant SRC TAG DEFS
 }
 nv check_quantize
 for v in "$@"; do
+  src=$(sh dev/variant_src.sh ${v%%@*} kernels/sm90/quantize.cu $B/obj) # a .patch: materialized (dev/variant_src.sh)
   case "$v" in
   *@*)
-    src=${v%%@*}; spec=${v#*@}
+    spec=${v#*@}
     variant $src ${spec%%=*} ${spec#*=} ;;
   *)
-    nv check_$(basename $v .cu) -DQUANT_SRC="\"$(pwd)/$v\""
+    nv check_$(basename $src .cu) -DQUANT_SRC="\"$(pwd)/$src\""
     if [ "${VARIANTS:-1}" = 1 ]; then
-      for spec in $(sed -n 's/^ \* @variant \([^ ]*\).*/\1/p' $v); do
-        variant $v ${spec%%=*} ${spec#*=}
+      for spec in $(sed -n 's/^ \* @variant \([^ ]*\).*/\1/p' $src); do
+        variant $src ${spec%%=*} ${spec#*=}
       done
     fi ;;
   esac

@@ -1,4 +1,4 @@
-# model_v5_mapping.py - a Python model of v5_occ512.cu's index logic (no GPU): for random packed
+# model_v5_mapping.py - a Python model of v5_occ512.patch's index logic (no GPU): for random packed
 # layouts, d 64/128, 512 threads with / without group mode and 256 threads, several head slots
 # per CTA, it checks that every (slot, token, 16-byte column) is held by exactly one thread in
 # the right iteration (speculative loads kept only when valid, prefetch across slots) and that

@@ -1,10 +1,10 @@
 #!/bin/bash
 # Next device call for the quantize kernel (not yet run; estimated 40-60 s, the host builds
 # the large packs' expected images with OpenMP): v4 (kernels/sm90/quantize.cu) against v5
-# (dev/quantize/v5_occ512.cu) and its switch variants, bit-exactness first, then timing
+# (dev/quantize/v5_occ512.patch) and its switch variants, bit-exactness first, then timing
 # (median of 30 CUDA-event timings after 5 warm-ups, 16 heads, d = 128, Hadamard off).
 # Build here first and carry dev/quantize/bin (run_next builds only what is missing):
-#   sh dev/quantize/build.sh dev/quantize/v5_occ512.cu
+#   sh dev/quantize/build.sh dev/quantize/v5_occ512.patch
 # Binaries:
 #   check_quantize            v4, the committed kernel (same-session baseline)
 #   check_v5_occ512           v5: 512-thread token-block CTAs at 40 registers (3/SM) in group mode
@@ -21,7 +21,7 @@ LOG=${OUT:-/tmp}/quant_log.txt
 V="check_v5_occ512 check_v5_occ512_g0 check_v5_occ512_b2 check_v5_occ512_t256 check_v5_occ512_nospec check_v5_occ512_e512"
 t() { local b=$1; shift; timeout ${TMO:-40} $B/$b "$@" 2>&1 | sed "s|^|$b: |" | tee -a $LOG; }
 for b in check_quantize $V; do
-  [ -x $B/$b ] || { echo "building (missing $b)" | tee -a $LOG; sh dev/quantize/build.sh dev/quantize/v5_occ512.cu >/dev/null 2>&1; break; }
+  [ -x $B/$b ] || { echo "building (missing $b)" | tee -a $LOG; sh dev/quantize/build.sh dev/quantize/v5_occ512.patch >/dev/null 2>&1; break; }
 done
 date | tee -a $LOG
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee -a $LOG

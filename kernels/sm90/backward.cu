@@ -51,7 +51,7 @@
  *       M = max over the block of eDS + eQ; A = e4m3(dS^ 2^(eQ_i - M)): the dS code
  *       itself for mxfp8, a fold within 32 rows for mxfp8-exact (per-row eDS, per-token
  *       eQ; subnormal-only difference).
- *   (v2, dev/backward/v2_branchfree.cu, folded across the 4 key blocks / 2 query blocks
+ *   (v2, dev/backward/v2_branchfree.patch, folded across the 4 key blocks / 2 query blocks
  *   instead: measured dQ/dK relL2 1.0e-2..1.4e-2 vs the reference, because a block whose
  *   scale is 2^s below the step's largest loses its small entries to E4M3 subnormals.)
  *   dV: P_ij contains the normalizer exp2(m_i - lse_i/ln2), not a power of two: an
