@@ -341,15 +341,17 @@ struct MainParams {
     uint16_t *dk, *dv;
     const int32_t *cu;
     int T, Hq, Hkv, group, causal, hadamard;
+    int key_tiles; /* FP8 main kernel: 128-key tiles of the longest document (grid.x = key_tiles x documents) */
     float c, scale, had_norm;
 };
 
 /* Deterministic dQ: the CTAs that add into one query block take turns in key-tile order
  * (turn = their key tile index: for a causal query tile m the contributors are tiles
  * 0..m, otherwise all tiles, and every contributor adds exactly once per head), so each
- * dQ element is the same FP32 sum ((0 + c0) + c1) + ... on every run. No deadlock: the
- * grid's z dimension is the key tile, so a CTA only waits for CTAs of a smaller key tile
- * of the same (document, kv head), which the hardware dispatched before it (block order)
+ * dQ element is the same FP32 sum ((0 + c0) + c1) + ... on every run. No deadlock: a
+ * CTA only waits for CTAs of a smaller key tile of the same (document, kv head), which
+ * have smaller linear block indices in both grids (simt: key tile = z; FP8: key tile
+ * fastest in x), so the hardware dispatched them before it (block order)
  * and which wait only on smaller tiles themselves. Costs a wavefront: tile n's CTA starts
  * adding into query tile m only after tile n-1's CTA has. */
 __device__ __forceinline__ void dq_turn_wait(const int *turn, int mine) {
@@ -595,6 +597,19 @@ __device__ __forceinline__ int perm_row(int c) {
  * ever scale values whose E4M3 code is 0 anyway), e <= 127 by construction. */
 __device__ __forceinline__ float pow2b(int e) { return __int_as_float(min(max(e + 127, 0), 254) << 23); }
 
+/* One step of a butterfly max-reduction of v[0 .. 2 HALF) over lane bit m: the upper lane
+ * keeps columns HALF.., the lower 0..HALF-1 (both in v[0 .. HALF)); the exchanged value is
+ * picked with bit selects (a ?: on the array elements made the compiler index local memory). */
+template <int HALF> __device__ __forceinline__ void butterfly_max_step(float (&v)[16], int lane, int m) {
+    const uint32_t sel = (lane & m) ? 0xffffffffu : 0u;
+#pragma unroll
+    for (int c = 0; c < HALF; c++) {
+        const uint32_t lo = __float_as_uint(v[c]), hi = __float_as_uint(v[c + HALF]);
+        const uint32_t send = hi ^ ((lo ^ hi) & sel), keep = lo ^ hi ^ send;
+        v[c] = fmaxf(__uint_as_float(keep), __shfl_xor_sync(0xffffffffu, __uint_as_float(send), m));
+    }
+}
+
 struct SmemF {
     static constexpr int kTile = 128 * 128;
     static constexpr int kK = 0, kV = kK + kTile, kKt = kV + kTile;
@@ -605,11 +620,11 @@ struct SmemF {
     static constexpr int kRow = kDS + kTile;                 /* 2 x per query of the tile (natural order): */
     /* float crow, m, norm*2^-8, delta, 2^eDO, 2^(eDO-G); int qlim, eq : 8 x 128 x 4 */
     static constexpr int kRowBytes = 8 * 128 * 4;
-    static constexpr int kAmax = kRow + 2 * kRowBytes;       /* uint [4][64] */
-    static constexpr int kEds = kAmax + 4 * 64 * 4;          /* int [4][64] */
+    static constexpr int kAmax = kRow + 2 * kRowBytes;       /* float [8 warps][64]: |dS| max of a warp's 16 keys */
+    static constexpr int kEds = kAmax + 8 * 64 * 4;          /* int [4][64] */
     static constexpr int kInv = kEds + 4 * 64 * 4;           /* float [4][64]: 2^-eDS */
-    static constexpr int kDqf = kInv + 4 * 64 * 4;           /* float [4][64]: scale 2^(eDS + EKmax), dQ partial factor */
-    static constexpr int kIek = kDqf + 4 * 64 * 4;           /* float [4][64]: 2^-EKmax (dQ operand fold, exact recipe) */
+    static constexpr int kDqf = kInv + 4 * 64 * 4;           /* float [2][4][64]: scale 2^(eDS + EKmax), dQ partial factor */
+    static constexpr int kIek = kDqf + 2 * 4 * 64 * 4;       /* float [4][64]: 2^-EKmax (dQ operand fold, exact recipe) */
     static constexpr int kMk = kIek + 4 * 64 * 4;            /* int [4][2] (+pad): dK partial exponent per (key, query) block */
     static constexpr int kEKp = kMk + 16 * 4;                /* int [128] */
     static constexpr int kMisc = kEKp + 128 * 4;             /* int [8] */
@@ -646,13 +661,16 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     /* 1024-byte alignment by pointer arithmetic on the shared array itself (keeps the
      * shared state space visible to the compiler: LDS/STS/ATOMS, not generic accesses) */
     uint8_t *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
-    unsigned *sAmax = (unsigned *)(smem + SM::kAmax);
+    float *sAmax = (float *)(smem + SM::kAmax);
     int *sEds = (int *)(smem + SM::kEds), *sMk = (int *)(smem + SM::kMk);
     float *sInv = (float *)(smem + SM::kInv), *sDqf = (float *)(smem + SM::kDqf), *sIek = (float *)(smem + SM::kIek);
     int *sEKp = (int *)(smem + SM::kEKp), *sMisc = (int *)(smem + SM::kMisc);
     uint64_t *sBar = (uint64_t *)(smem + SM::kBar);
 
-    const int doc = blockIdx.x, hk = blockIdx.y, n = blockIdx.z;
+    /* key tile fastest, then document, kv head slowest: the CTAs resident together work on
+     * a few (document, head) pairs, so the Q / dO tiles they all read and the dq_acc rows
+     * they all add into stay in L2 (document fastest spread them over ~130 pairs, 0.2-0.3 GB) */
+    const int n = blockIdx.x % p.key_tiles, doc = blockIdx.x / p.key_tiles, hk = blockIdx.y;
     const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
     const int k0 = n * 128; /* doc-local first key of the tile */
     if (k0 >= len) return;
@@ -836,9 +854,6 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         for (int h2 = 0; h2 < 2; h2++) {
             const int qsub = q0 + h2 * 64;
             if (qsub >= len) break;
-            /* zero this warpgroup's dS group maxima */
-            sAmax[(wg * 2 + (wtid >> 6)) * 64 + (wtid & 63)] = 0u;
-
             float sacc[32], dpacc[32];
             wgmma_fence();
 #pragma unroll
@@ -899,24 +914,31 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 pa[4 * (j >> 1) + 2 * (j & 1)] = f16x2(pv[0], pv[1]);
                 pa[4 * (j >> 1) + 2 * (j & 1) + 1] = f16x2(pv[2], pv[3]);
             }
-            /* ---- dS group maxima: per (query, 32-key block) */
-            bar_named(1 + wg, 128); /* zeroing above is visible */
+            /* ---- dS group maxima: per (query, 32-key block). Each warp reduces its 16 key
+             * rows for its 16 query columns c = 2j + e by a butterfly over the 3 row bits of
+             * the lane (xor 16, 8, 4: each step halves the columns a lane keeps), so lane
+             * (g, tq) ends with columns 2g, 2g + 1 = queries qn(j = g) + {0, 1}; it stores them
+             * in its warp's slot, and the two warps of a 32-key block meet in the reader. */
+            {
+                float v[16];
 #pragma unroll
-            for (int j = 0; j < 8; j++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    float a = fmaxf(fabsf(dpacc[4 * j + e]), fabsf(dpacc[4 * j + 2 + e]));
-                    a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 4));
-                    a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 8));
-                    a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 16));
-                    const int qn = ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1) + e;
-                    if (g == 0 && a > 0.f) atomicMax(&sAmax[kbl * 64 + qn], __float_as_uint(a));
+                for (int c = 0; c < 16; c++) {
+                    const int j = c >> 1, e = c & 1;
+                    v[c] = fmaxf(fabsf(dpacc[4 * j + e]), fabsf(dpacc[4 * j + 2 + e]));
                 }
+                butterfly_max_step<8>(v, lane, 16);
+                butterfly_max_step<4>(v, lane, 8);
+                butterfly_max_step<2>(v, lane, 4);
+                const int qn = ((g >> 2) << 5) + (((g & 3) >> 1) << 4) + tq4 + ((g & 1) << 1);
+                *reinterpret_cast<float2 *>(sAmax + (wg * 4 + wq) * 64 + qn) = make_float2(v[0], v[1]);
+            }
             bar_named(1 + wg, 128);
             { /* exponent of group (block kb, query ql): thread wtid of warpgroup wg; a warp is
-                 one 32-query block of one key block */
+                 one 32-query block of one key block. Everything here is the warpgroup's own key
+                 blocks: only named (warpgroup) barriers until dQ. */
                 const int kb = wg * 2 + (wtid >> 6), ql = wtid & 63;
-                float a = __uint_as_float(sAmax[kb * 64 + ql]);
+                const float *slot = sAmax + (wg * 4 + 2 * (wtid >> 6)) * 64 + ql; /* its two warps */
+                float a = fmaxf(slot[0], slot[64]);
                 if (KIND == 1)
 #pragma unroll
                     for (int o = 16; o; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
@@ -929,26 +951,22 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 #pragma unroll
                 for (int o = 16; o; o >>= 1) f = max(f, __shfl_xor_sync(0xffffffffu, f, o));
                 if (lane == 0) sMk[kb * 2 + (ql >> 5)] = f;
-            }
-            __syncthreads(); /* sEds, sInv, sMk of both warpgroups */
-            if (tid < 64) { /* dQ partial factors of query row tid, per key block: 2^(eDS + EKmax) with
-                               EKmax the max eK over the row's valid keys of the block (a prefix max) */
-                const int i = qsub + tid;
+                /* dQ partial factor of (query ql, block kb): 2^(eDS + EKmax) scale with EKmax the
+                 * max eK over the row's valid keys of the block (a prefix max); the exact recipe's
+                 * operand fold 2^-EKmax. sDqf per sub-step parity: the other warpgroup may still
+                 * read the previous sub-step's while this one writes. */
+                const int i = qsub + ql;
                 const int last = (p.causal ? min(i, len - 1) : len - 1) - k0; /* last valid key, tile-local */
-#pragma unroll
-                for (int kb = 0; kb < 4; kb++) {
-                    const int e = sEds[kb * 64 + tid];
-                    float f = 0.f, iek = 0.f;
-                    if (e != NOEXP && last >= kb * 32) {
-                        const int ekm = sEKp[min(last, kb * 32 + 31)];
-                        f = pow2z(e + ekm) * p.scale;
-                        iek = pow2b(-ekm);
-                    }
-                    sDqf[kb * 64 + tid] = f;
-                    sIek[kb * 64 + tid] = iek;
+                float fq = 0.f, iek = 0.f;
+                if (valid && last >= kb * 32) {
+                    const int ekm = sEKp[min(last, kb * 32 + 31)];
+                    fq = pow2z(e + ekm) * p.scale;
+                    iek = pow2b(-ekm);
                 }
+                sDqf[(h2 * 4 + kb) * 64 + ql] = fq;
+                sIek[kb * 64 + ql] = iek;
             }
-            __syncthreads();
+            bar_named(1 + wg, 128); /* sEds, sInv, sIek, sMk of this warpgroup's key blocks */
 
             /* ---- dS codes: dK operand (registers), dQ operand (shared memory, [query][key]) */
             uint8_t *sDS = smem + SM::kDS + h2 * 8192;
@@ -961,36 +979,39 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 const int2 eds = *(const int2 *)(sEds + kbl * 64 + qn);
                 const int2 eq = *(const int2 *)(sReq + h2 * 64 + qn);
                 const int M = sMk[kbl * 2 + (j >> 2)]; /* this k-step's query block */
-                /* dK operand: dS^ 2^eQ relative to the block's 2^M (mxfp8: factor 1, exact) */
-                const float sck0 = pow2b(eds.x + eq.x - M), sck1 = pow2b(eds.y + eq.y - M);
-                float kv[4];
+                uint32_t kc[2]; /* dK operand codes, rows hh */
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++) {
                     const int idx = 4 * j + 2 * hh;
-                    const float2 dsq = e4m3x2_to_f2(flamia_cvt_e4m3x2(dpacc[idx] * inv.x, dpacc[idx + 1] * inv.y));
-                    kv[2 * hh] = dsq.x * sck0;
-                    kv[2 * hh + 1] = dsq.y * sck1;
-                    /* dQ operand: dS code times 2^(eK_j - EKmax) (mxfp8: factor 1, exact) */
-                    const uint32_t qc = flamia_cvt_e4m3x2((dsq.x * ekf[hh]) * iek.x, (dsq.y * ekf[hh]) * iek.y);
+                    const uint32_t code = flamia_cvt_e4m3x2(dpacc[idx] * inv.x, dpacc[idx + 1] * inv.y);
+                    uint32_t qc = code; /* dQ operand */
+                    kc[hh] = code;
+                    if (KIND == 2) {
+                        /* mxfp8-exact: dK operand dS^ 2^eQ relative to the block's 2^M, dQ operand
+                         * dS^ 2^(eK_j - EKmax) (a fold within the block). mxfp8 skips both: with one
+                         * exponent per 32x32 dS block and per 32-token Q / K block both factors are
+                         * exactly 1, so both operands are the dS code itself. */
+                        const float2 dsq = e4m3x2_to_f2(code);
+                        const float sck0 = pow2b(eds.x + eq.x - M), sck1 = pow2b(eds.y + eq.y - M);
+                        kc[hh] = flamia_cvt_e4m3x2(dsq.x * sck0, dsq.y * sck1);
+                        qc = flamia_cvt_e4m3x2((dsq.x * ekf[hh]) * iek.x, (dsq.y * ekf[hh]) * iek.y);
+                    }
                     const int r = rloc[hh];
                     const int col = (r & 15);
                     sDS[qn * 128 + (((r >> 4) ^ (qn & 7)) << 4) + col] = (uint8_t)qc;
                     sDS[(qn + 1) * 128 + (((r >> 4) ^ ((qn + 1) & 7)) << 4) + col] = (uint8_t)(qc >> 8);
                 }
                 const int bb = j >> 2, jj = j & 3;
-                const uint32_t r0 = flamia_cvt_e4m3x2(kv[0], kv[1]);
-                const uint32_t r1 = flamia_cvt_e4m3x2(kv[2], kv[3]);
                 const int base = 4 * bb + ((jj >> 1) << 1);
                 if ((jj & 1) == 0) {
-                    pk[base] = r0;
-                    pk[base + 1] = r1;
+                    pk[base] = kc[0];
+                    pk[base + 1] = kc[1];
                 } else {
-                    pk[base] |= r0 << 16;
-                    pk[base + 1] |= r1 << 16;
+                    pk[base] |= kc[0] << 16;
+                    pk[base + 1] |= kc[1] << 16;
                 }
             }
-            fence_proxy_async();
-            __syncthreads();
+            fence_proxy_async(); /* sDS -> the async proxy (dQ's wgmma), before the barrier below */
 
             /* ---- dV += P^T dO; dK += sum over query blocks of 2^M (dS^T Q)_block;
              * dQ = sum over key blocks of 2^(eDS + EKmax) scale (dS K)_block, one k=32 wgmma
@@ -1020,6 +1041,10 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 for (int x = 0; x < 64; x++) dkacc[x] = fmaf(tk[x], f, dkacc[x]);
             }
             reg_fence(dvacc);
+            /* dQ's operand holds both warpgroups' dS: the one CTA barrier of the sub-step, after
+             * dV and dK (their operands are this warpgroup's own), so that the other warpgroup
+             * has usually finished its stores by the time this one arrives */
+            __syncthreads();
             const uint32_t aDS = smem_u32(sDS);
             float dqacc[32];
             float fq[2] = {0.f, 0.f};
@@ -1032,7 +1057,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 wgmma_wait<0>();
                 reg_fence(tq32);
 #pragma unroll
-                for (int hh = 0; hh < 2; hh++) fq[hh] = sDqf[kb * 64 + wq * 16 + g + 8 * hh];
+                for (int hh = 0; hh < 2; hh++) fq[hh] = sDqf[(h2 * 4 + kb) * 64 + wq * 16 + g + 8 * hh];
 #pragma unroll
                 for (int x = 0; x < 32; x++) {
                     const float f = fq[(x >> 1) & 1];
@@ -1154,31 +1179,31 @@ template <int KIND, bool DET> static cudaError_t launch_simt(const MainParams &m
     return cudaGetLastError();
 }
 
-/* One CTA per (document, kv head, 128-key tile) with the FP8 main kernel's shared memory;
+/* One CTA per (128-key tile, document, kv head) with the FP8 main kernel's shared memory;
  * `attr` remembers, per kernel instantiation, that the size limit was raised. */
 template <typename... KernelArgs, typename... Args>
 static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, const MainParams &mp, int num_docs,
-                                   int max_seqlen, cudaStream_t stream, Args... args) {
+                                   cudaStream_t stream, Args... args) {
     const int bytes = SmemF::kBytes;
     if (!attr) {
         cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         if (e != cudaSuccess) return e;
         attr = true;
     }
-    dim3 grid(num_docs, mp.Hkv, (max_seqlen + 127) / 128);
+    dim3 grid(mp.key_tiles * num_docs, mp.Hkv);
     kernel<<<grid, 256, bytes, stream>>>(args...);
     return cudaGetLastError();
 }
 template <int KIND, bool DET>
 static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk, int num_docs,
-                              int max_seqlen, cudaStream_t stream) {
+                              cudaStream_t stream) {
     static bool attr = false;
-    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, num_docs, max_seqlen, stream, mq, mk, mp);
+    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, num_docs, stream, mq, mk, mp);
 }
 template <int KIND> static cudaError_t launch_fp8_dbg(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
-                                                      uint8_t *codes, int num_docs, int max_seqlen, cudaStream_t stream) {
+                                                      uint8_t *codes, int num_docs, cudaStream_t stream) {
     static bool attr = false;
-    return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, num_docs, max_seqlen, stream, mq, mk, mp, codes);
+    return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, num_docs, stream, mq, mk, mp, codes);
 }
 
 } // namespace flamia_bwd
@@ -1287,6 +1312,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.Hq = P->heads_q;
     mp.Hkv = P->heads_kv;
     mp.group = P->heads_q / P->heads_kv;
+    mp.key_tiles = (P->max_seqlen + 127) / 128;
     mp.causal = P->causal;
     mp.c = P->softmax_scale * 1.44269504088896341f;
     mp.scale = P->softmax_scale;
@@ -1302,8 +1328,8 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
         return cudaErrorNotSupported;
     const int nd = P->num_docs, ms = P->max_seqlen;
     if (dbg_codes)
-        return P->kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, mq, mk, dbg_codes, nd, ms, stream)
-                                            : launch_fp8_dbg<2>(mp, mq, mk, dbg_codes, nd, ms, stream);
+        return P->kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, mq, mk, dbg_codes, nd, stream)
+                                            : launch_fp8_dbg<2>(mp, mq, mk, dbg_codes, nd, stream);
     const bool det = dq_turn != nullptr;
     if (!fp8) e = det ? launch_simt<0, true>(mp, nd, ms, stream) : launch_simt<0, false>(mp, nd, ms, stream);
     else if (!fp8_main)
@@ -1312,8 +1338,8 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
                 : (det ? launch_simt<2, true>(mp, nd, ms, stream) : launch_simt<2, false>(mp, nd, ms, stream));
     else
         e = P->kind == FLAMIA_SM90_MXFP8
-                ? (det ? launch_fp8<1, true>(mp, mq, mk, nd, ms, stream) : launch_fp8<1, false>(mp, mq, mk, nd, ms, stream))
-                : (det ? launch_fp8<2, true>(mp, mq, mk, nd, ms, stream) : launch_fp8<2, false>(mp, mq, mk, nd, ms, stream));
+                ? (det ? launch_fp8<1, true>(mp, mq, mk, nd, stream) : launch_fp8<1, false>(mp, mq, mk, nd, stream))
+                : (det ? launch_fp8<2, true>(mp, mq, mk, nd, stream) : launch_fp8<2, false>(mp, mq, mk, nd, stream));
     if (e != cudaSuccess) return e;
 
     /* 4. dq -> BF16 */

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Sums an ncu source-page CSV (--page source --csv --print-source sass) of one kernel:
+warp-stall samples by opcode and, where the CSV has per-reason columns, by reason; then
+the 40 instructions with the most samples. Usage: stalls.py ncu_sass.csv"""
+import csv, sys
+from collections import Counter
+
+rows = list(csv.reader(open(sys.argv[1], errors="replace")))
+head_i = next(i for i, r in enumerate(rows) if any("Source" in c for c in r))
+head, body = rows[head_i], [r for r in rows[head_i + 1:] if len(r) == len(rows[head_i])]
+print("columns:", " | ".join(head))
+src = next(i for i, c in enumerate(head) if c.strip() == "Source" or "Source" in c)
+addr = next((i for i, c in enumerate(head) if "Address" in c), None)
+samp = next((i for i, c in enumerate(head) if "Sampling" in c and "All" in c),
+            next((i for i, c in enumerate(head) if "Sampl" in c), None))
+num = lambda s: float(s.replace(",", "") or 0) if s.replace(",", "").replace(".", "").isdigit() else 0.0
+if samp is None:
+    sys.exit("no sampling column")
+total = sum(num(r[samp]) for r in body)
+by_op = Counter()
+for r in body:
+    ins = r[src].strip()
+    op = ins.split()[1] if ins.startswith("@") and len(ins.split()) > 1 else (ins.split() or ["?"])[0]
+    by_op[op.split(".")[0]] += num(r[samp])
+print(f"\nsamples {total:.0f}; by opcode:")
+for op, v in by_op.most_common(25):
+    print(f"  {op:12s} {v:8.0f} {100 * v / total:5.1f} %")
+reasons = [i for i, c in enumerate(head) if c.lower().startswith("stall") or "stall_" in c.lower()]
+if reasons:
+    print("\nby reason:")
+    for i in sorted(reasons, key=lambda i: -sum(num(r[i]) for r in body))[:15]:
+        v = sum(num(r[i]) for r in body)
+        print(f"  {head[i][:40]:40s} {v:8.0f} {100 * v / max(total, 1):5.1f} %")
+print("\ntop instructions:")
+for r in sorted(body, key=lambda r: -num(r[samp]))[:40]:
+    print(f"  {r[addr] if addr is not None else '':>8s} {num(r[samp]):7.0f}  {r[src].strip()[:90]}")
