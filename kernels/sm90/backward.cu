@@ -618,7 +618,7 @@ struct SmemF {
     static constexpr int kDOh = kBuf + 2 * kBufBytes;        /* dO codes as F16, [128 rows c][128 D], 2 panels */
     static constexpr int kDS = kDOh + 2 * kTile;             /* 2 x [64][128] dS codes (dQ operand) */
     static constexpr int kRow = kDS + kTile;                 /* 2 x per query of the tile (natural order): */
-    /* float crow, m, norm*2^-8, delta, 2^eDO, 2^(eDO-G); int qlim, eq : 8 x 128 x 4 */
+    /* float crow, 2^23+520-m, norm*2^-8, delta, 2^eDO, 2^(eDO-G); int qlim, eq : 8 x 128 x 4 */
     static constexpr int kRowBytes = 8 * 128 * 4;
     static constexpr int kAmax = kRow + 2 * kRowBytes;       /* float [8 warps][64]: |dS| max of a warp's 16 keys */
     static constexpr int kEds = kAmax + 8 * 64 * 4;          /* int [4][64] */
@@ -786,7 +786,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 qlim = p.causal ? i : len - 1;
             }
             row[tid] = cr;
-            row[128 + tid] = m;
+            row[128 + tid] = 8389128.f - m; /* 2^23 + 520 - m: the exp split's addend (m integral, |m| < 2^22) */
             row[256 + tid] = nr;
             row[384 + tid] = dl;
             row[512 + tid] = dof;
@@ -806,12 +806,15 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 
     for (int it = 0; it < nit; it++) {
         const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
-        __syncthreads(); /* iteration it-1 is done with buffer (it+1) & 1 */
-        if (it + 1 < nit) load_tile(it + 1);
-        cp_async_commit();
-        asm volatile("cp.async.wait_group 1;\n" ::: "memory"); /* tile it (and K, V) landed */
+        asm volatile("cp.async.wait_group 0;\n" ::: "memory"); /* tile it (and K, V) landed: nothing newer in flight */
         fence_proxy_async();
+        /* every thread's copies of tile it are visible, and every thread is done with tile
+         * it-1, whose buffer ((it+1) & 1) now takes tile it+1 (a whole tile of lead) */
         __syncthreads();
+        if (it + 1 < nit) {
+            load_tile(it + 1);
+            cp_async_commit();
+        }
         mbar_wait(smem_u32(&sBar[b]), (uint32_t)((it >> 1) & 1));
         if (it == 0 && tma_ok) mbar_wait(smem_u32(&sBar[2]), 0u);
 
@@ -847,7 +850,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         const uint32_t aQ = smem_u32(buf + SM::kQ), aDO = smem_u32(buf + SM::kDO);
         const uint32_t aQt = smem_u32(buf + SM::kQt), aDOh = smem_u32(smem + SM::kDOh);
         const float *row = (const float *)(smem + SM::kRow + b * SM::kRowBytes);
-        const float *sRc = row, *sRm = row + 128, *sRnr = row + 256, *sRdl = row + 384, *sRdof = row + 512,
+        const float *sRc = row, *sRka = row + 128, *sRnr = row + 256, *sRdl = row + 384, *sRdof = row + 512,
                     *sRpvf = row + 640;
         const int *sRqlim = (const int *)row + 768, *sReq = (const int *)row + 896;
 
@@ -873,7 +876,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const int ql = h2 * 64 + ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1);
-                const float2 cr = *(const float2 *)(sRc + ql), mm = *(const float2 *)(sRm + ql);
+                const float2 cr = *(const float2 *)(sRc + ql), ka = *(const float2 *)(sRka + ql);
                 const float2 nr = *(const float2 *)(sRnr + ql), dl = *(const float2 *)(sRdl + ql);
                 const float2 dof = *(const float2 *)(sRdof + ql), pvf = *(const float2 *)(sRpvf + ql);
                 const int2 qlim = *(const int2 *)(sRqlim + ql);
@@ -883,12 +886,18 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                     float e256[2];
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
+                        /* E(t, m) 2^8 of numerics.md 3.3 by forward.cu's split: ka = 2^23 + 520 - m, so
+                         * for floor t - m >= -133 one FADD.RM gives r = floor t + ka exactly (in
+                         * [2^23, 2^24)), r - ka = floor t, and (bits of r) << 23 = (floor t - m + 8)
+                         * << 23 (mod 2^32) scales ex2's result; below that, and for pairs the
+                         * causal / document limit excludes, code 0 (then P = 0 and dS = +-0). */
                         const float t = (sacc[4 * j + 2 * hh + e] * kf[hh]) * (e ? cr.y : cr.x);
-                        const float ti = floorf(t);
-                        const float x = ex2f(t - ti);
-                        const int ki = __float2int_rz(ti - (e ? mm.y : mm.x));
-                        const uint32_t bits = __float_as_uint(x) + (((uint32_t)ki + 8u) << 23);
-                        e256[e] = ki >= -133 ? __uint_as_float(bits) : 0.f; /* E(t, m) 2^8 */
+                        const float kae = e ? ka.y : ka.x;
+                        const float r = __fadd_rd(t, kae);
+                        const float x = ex2f(__fsub_rn(t, __fsub_rn(r, kae)));
+                        const uint32_t bits = __float_as_uint(x) + (__float_as_uint(r) << 23);
+                        const bool ok = jkv[hh] <= (e ? qlim.y : qlim.x) && r >= 8388995.f;
+                        e256[e] = ok ? __uint_as_float(bits) : 0.f;
                     }
                     const uint32_t pbc = flamia_cvt_e4m3x2(e256[0], e256[1]);
                     const float2 pb = e4m3x2_to_f2(pbc);
@@ -902,10 +911,9 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
                         const int idx = 4 * j + 2 * hh + e;
-                        const bool ok = jkv[hh] <= (e ? qlim.y : qlim.x);
-                        const float P = ok ? (e ? pb.y : pb.x) * (e ? nr.y : nr.x) : 0.f;
+                        const float P = (e ? pb.y : pb.x) * (e ? nr.y : nr.x);
                         const float dP = (dpacc[idx] * vf[hh]) * (e ? dof.y : dof.x);
-                        dpacc[idx] = ok ? P * (dP - (e ? dl.y : dl.x)) : 0.f;
+                        dpacc[idx] = P * (dP - (e ? dl.y : dl.x));
                         pv[2 * hh + e] = P * (e ? pvf.y : pvf.x);
                     }
                 }
