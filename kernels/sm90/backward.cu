@@ -81,6 +81,7 @@
 #include "sm90_e4m3.cuh"
 #include "sm90_launch.h"
 #include "sm90_ptx.cuh"
+#include "sm90_tiles.cuh"
 #include "sm90_tma_host.cuh"
 
 namespace flamia_bwd {
@@ -341,7 +342,7 @@ struct MainParams {
     uint16_t *dk, *dv;
     const int32_t *cu;
     int T, Hq, Hkv, group, causal, hadamard;
-    int key_tiles; /* FP8 main kernel: 128-key tiles of the longest document (grid.x = key_tiles x documents) */
+    int num_docs; /* FP8 main kernel: its grid.x is the batch's tile slots (sm90_tiles.cuh) */
     float c, scale, had_norm;
 };
 
@@ -350,8 +351,8 @@ struct MainParams {
  * 0..m, otherwise all tiles, and every contributor adds exactly once per head), so each
  * dQ element is the same FP32 sum ((0 + c0) + c1) + ... on every run. No deadlock: a
  * CTA only waits for CTAs of a smaller key tile of the same (document, kv head), which
- * have smaller linear block indices in both grids (simt: key tile = z; FP8: key tile
- * fastest in x), so the hardware dispatched them before it (block order)
+ * have smaller linear block indices in both grids (simt: key tile = z; FP8: the tile
+ * slots of sm90_tiles.cuh, key tile fastest in x), so the hardware dispatched them before it (block order)
  * and which wait only on smaller tiles themselves. Costs a wavefront: tile n's CTA starts
  * adding into query tile m only after tile n-1's CTA has. */
 __device__ __forceinline__ void dq_turn_wait(const int *turn, int mine) {
@@ -667,13 +668,15 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     int *sEKp = (int *)(smem + SM::kEKp), *sMisc = (int *)(smem + SM::kMisc);
     uint64_t *sBar = (uint64_t *)(smem + SM::kBar);
 
-    /* key tile fastest, then document, kv head slowest: the CTAs resident together work on
-     * a few (document, head) pairs, so the Q / dO tiles they all read and the dq_acc rows
-     * they all add into stay in L2 (document fastest spread them over ~130 pairs, 0.2-0.3 GB) */
-    const int n = blockIdx.x % p.key_tiles, doc = blockIdx.x / p.key_tiles, hk = blockIdx.y;
+    /* grid.x = the packed batch's key tiles (sm90_tiles.cuh: key tile fastest, then
+     * document), kv head slowest: the CTAs resident together work on a few (document,
+     * head) pairs, so the Q / dO tiles they all read and the dq_acc rows they all add into
+     * stay in L2 (document fastest spread them over ~130 pairs, 0.2-0.3 GB) */
+    const DocTile dt = doc_tile_of(p.cu, p.num_docs, blockIdx.x);
+    if (dt.doc < 0) return;
+    const int doc = dt.doc, n = dt.tile, hk = blockIdx.y;
     const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
     const int k0 = n * 128; /* doc-local first key of the tile */
-    if (k0 >= len) return;
     const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
     const int g = lane >> 2, tq = lane & 3, tq4 = 4 * tq;
     const int rloc[2] = {wg * 64 + wq * 16 + g, wg * 64 + wq * 16 + g + 8}; /* tile-local keys of my rows */
@@ -1198,7 +1201,7 @@ static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, co
         if (e != cudaSuccess) return e;
         attr = true;
     }
-    dim3 grid(mp.key_tiles * num_docs, mp.Hkv);
+    dim3 grid(tile_slots(mp.T, num_docs), mp.Hkv);
     kernel<<<grid, 256, bytes, stream>>>(args...);
     return cudaGetLastError();
 }
@@ -1320,7 +1323,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.Hq = P->heads_q;
     mp.Hkv = P->heads_kv;
     mp.group = P->heads_q / P->heads_kv;
-    mp.key_tiles = (P->max_seqlen + 127) / 128;
+    mp.num_docs = P->num_docs;
     mp.causal = P->causal;
     mp.c = P->softmax_scale * 1.44269504088896341f;
     mp.scale = P->softmax_scale;

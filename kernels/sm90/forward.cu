@@ -52,6 +52,7 @@
 #include "sm90_e4m3.cuh"
 #include "sm90_launch.h"
 #include "sm90_ptx.cuh"
+#include "sm90_tiles.cuh"
 #include "sm90_tma_host.cuh"
 
 namespace flamia_fwd {
@@ -73,6 +74,7 @@ struct Params {
     int T, Hq, Hkv, group, causal;
     float c; /* softmax_scale * log2(e), FP32 */
     int use_tma; /* V^T by TMA for 16-byte aligned documents */
+    int num_docs;
 };
 
 using namespace flamia_sm90; /* PTX helpers: sm90_ptx.cuh */
@@ -346,10 +348,14 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
     extern __shared__ __align__(16) uint8_t smem_raw[];
     uint8_t *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
 
-    const int doc = blockIdx.x, h = blockIdx.y;
-    const int mt = (int)gridDim.z - 1 - (int)blockIdx.z; /* heaviest tiles launch first */
+    /* grid.x = query head fastest, then the packed batch's query tiles (sm90_tiles.cuh,
+     * one slot per tile plus at most one idle slot per document), each document's
+     * heaviest tile first */
+    const int h = (int)(blockIdx.x % (unsigned)p.Hq);
+    const flamia_sm90::DocTile dt = flamia_sm90::doc_tile_of(p.cu, p.num_docs, (int)(blockIdx.x / (unsigned)p.Hq));
+    if (dt.doc < 0) return;
+    const int doc = dt.doc, mt = dt.ntiles - 1 - dt.tile;
     const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
-    if (mt * kBM >= len) return;
     const int hk = h / p.group;
     const int tid = threadIdx.x, wg = tid >> 7, warp = tid >> 5, lane = tid & 31;
     const int q0 = mt * kBM;
@@ -744,30 +750,30 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 /* ------------------------------------------------------------------ host */
 
-/* One CTA per (document, query head, 128-query tile); `attr` remembers, per kernel
+/* One CTA per (query head, 128-query tile of a document); `attr` remembers, per kernel
  * instantiation, that the shared-memory limit was raised. */
 template <typename... KernelArgs, typename... Args>
 static cudaError_t launch_grid(void (*kernel)(KernelArgs...), bool &attr, int bytes, const Params &prm, int num_docs,
-                               int max_seqlen, cudaStream_t stream, Args... args) {
+                               cudaStream_t stream, Args... args) {
     if (!attr) {
         cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         if (e != cudaSuccess) return e;
         attr = true;
     }
-    dim3 grid(num_docs, prm.Hq, (max_seqlen + kBM - 1) / kBM);
+    dim3 grid(prm.Hq * flamia_sm90::tile_slots(prm.T, num_docs));
     kernel<<<grid, kThreads, bytes, stream>>>(args...);
     return cudaGetLastError();
 }
 template <int KIND, int S, bool PP>
-static cudaError_t launch(const Params &prm, const CUtensorMap &map, int num_docs, int max_seqlen, cudaStream_t stream) {
+static cudaError_t launch(const Params &prm, const CUtensorMap &map, int num_docs, cudaStream_t stream) {
     static bool attr = false;
-    return launch_grid(fwd_kernel<KIND, S, PP>, attr, Smem<KIND, S>::kBytes, prm, num_docs, max_seqlen, stream, map, prm);
+    return launch_grid(fwd_kernel<KIND, S, PP>, attr, Smem<KIND, S>::kBytes, prm, num_docs, stream, map, prm);
 }
 template <int KIND>
-static cudaError_t launch_dbg(const Params &prm, const CUtensorMap &map, const DbgOut &dbg, int num_docs, int max_seqlen,
+static cudaError_t launch_dbg(const Params &prm, const CUtensorMap &map, const DbgOut &dbg, int num_docs,
                               cudaStream_t stream) {
     static bool attr = false;
-    return launch_grid(fwd_kernel_dbg<KIND>, attr, Smem<KIND, 3>::kBytes, prm, num_docs, max_seqlen, stream, map, prm,
+    return launch_grid(fwd_kernel_dbg<KIND>, attr, Smem<KIND, 3>::kBytes, prm, num_docs, stream, map, prm,
                        dbg);
 }
 
@@ -804,6 +810,7 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
     prm.Hkv = P->heads_kv;
     prm.group = P->heads_q / P->heads_kv;
     prm.causal = P->causal;
+    prm.num_docs = P->num_docs;
     prm.c = P->softmax_scale * 1.44269504088896341f;
     memset(&map, 0, sizeof map);
     prm.use_tma = 0;
@@ -828,15 +835,15 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *works
     Params prm;
     CUtensorMap map;
     fwd_setup(P, workspace, o, lse, prm, map);
-    const int nd = P->num_docs, ml = P->max_seqlen;
+    const int nd = P->num_docs;
     const bool pp = flamia_fwd_pingpong != 0;
     switch (P->kind) {
     case FLAMIA_SM90_BF16:
-        return pp ? launch<KIND_BF16, 2, true>(prm, map, nd, ml, stream) : launch<KIND_BF16, 2, false>(prm, map, nd, ml, stream);
+        return pp ? launch<KIND_BF16, 2, true>(prm, map, nd, stream) : launch<KIND_BF16, 2, false>(prm, map, nd, stream);
     case FLAMIA_SM90_MXFP8_EXACT:
-        return pp ? launch<KIND_TOKEN, 3, true>(prm, map, nd, ml, stream) : launch<KIND_TOKEN, 3, false>(prm, map, nd, ml, stream);
+        return pp ? launch<KIND_TOKEN, 3, true>(prm, map, nd, stream) : launch<KIND_TOKEN, 3, false>(prm, map, nd, stream);
     default:
-        return pp ? launch<KIND_BLOCK, 3, true>(prm, map, nd, ml, stream) : launch<KIND_BLOCK, 3, false>(prm, map, nd, ml, stream);
+        return pp ? launch<KIND_BLOCK, 3, true>(prm, map, nd, stream) : launch<KIND_BLOCK, 3, false>(prm, map, nd, stream);
     }
 }
 
@@ -856,6 +863,6 @@ cudaError_t flamia_sm90_forward_debug(const struct flamia_sm90_problem *P, void 
     CUtensorMap map;
     fwd_setup(P, workspace, nullptr, nullptr, prm, map);
     const DbgOut dbg = {codes, frames, ntile};
-    return P->kind == FLAMIA_SM90_MXFP8_EXACT ? launch_dbg<KIND_TOKEN>(prm, map, dbg, P->num_docs, P->max_seqlen, stream)
-                                               : launch_dbg<KIND_BLOCK>(prm, map, dbg, P->num_docs, P->max_seqlen, stream);
+    return P->kind == FLAMIA_SM90_MXFP8_EXACT ? launch_dbg<KIND_TOKEN>(prm, map, dbg, P->num_docs, stream)
+                                               : launch_dbg<KIND_BLOCK>(prm, map, dbg, P->num_docs, stream);
 }
