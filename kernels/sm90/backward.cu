@@ -12,9 +12,10 @@
  *  2. bwd_transpose  qt_codes, kt_codes: the same codes transposed to [H][D][t_pad]
  *                    (pad tokens zero) - one payload, two directions (dot_codes unused).
  *     dq_accum is zeroed (cudaMemsetAsync).
- *  3. main kernel, one CTA per (document, kv head, 128-key tile aligned to the
- *     document start), looping over the GQA group's query heads and the query
- *     tiles that see the key tile (causal: from the diagonal one). dK, dV stay in
+ *  3. main kernel, one CTA per (128-key tile aligned to the document start, kv head):
+ *     grid.x the batch's tile slots (sm90_tiles.cuh), key tile fastest; looping over the
+ *     GQA group's query heads and the query tiles that see the key tile (causal: from
+ *     the diagonal one). dK, dV stay in
  *     registers; dQ is reduce-added (fp32 atomics) into dq_accum.
  *       bwd_main_fp8 (mxfp8, mxfp8-exact; the default): FP8 wgmma (QGMMA) for the
  *       products, see "FP8 main kernel" below.
@@ -64,8 +65,12 @@
  * TMA: the transposed tiles (tokens innermost) can be loaded by TMA only when their
  * first token is 16-byte aligned (document start % 16 == 0); otherwise they are built
  * by a shared-memory transpose of the staged row tiles (v2 faulted there).
- * STATUS: v3 ran on the H200 (2026-11-29): every element written, no fault on unaligned
- * packs, numbers in docs/perf-notes.md "Backward kernel" and flamia_bwd_debug_variant below.
+ * Per sub-step the two warpgroups meet at one CTA barrier, before dQ (its operand holds
+ * both warpgroups' dS); the dS block maxima, exponents and dQ factors are warpgroup-local
+ * (named barriers), and a query tile costs two more CTA barriers (its loads landed; the
+ * previous tile's buffer is free, so the next tile's loads go out right after).
+ * STATUS: v6 (third session, 2026-11-29): the same bytes as v3 in the deterministic dQ
+ * mode, 12.65 ms at 16x4096 mxfp8 (v3 18.1): docs/perf-notes.md "Backward kernel".
  */
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -1220,8 +1225,8 @@ template <int KIND> static cudaError_t launch_fp8_dbg(const MainParams &mp, cons
 } // namespace flamia_bwd
 
 /* Which main kernel the FP8 kinds run.
- *   1 (default) the FP8 wgmma kernel bwd_main_fp8 (v3). Measured on the H200
- *     (2026-11-29, docs/perf-notes.md "Backward kernel"): 146 / 158 TFLOP/s causal at
+ *   1 (default) the FP8 wgmma kernel bwd_main_fp8 (v6). Measured on the H200
+ *     (2026-11-29, docs/perf-notes.md "Backward kernel"): 217 / 206 TFLOP/s causal at
  *     16x4096 / 4x4096; vs flamia_ref_backward relL2 1.0-1.4e-2 (cosine >= 0.99989), ten
  *     times below the recipe's own error vs FP64 (1.1-1.4e-1 on the same inputs): the
  *     difference is Hopper's FP8 wgmma accumulation moving P / dS codes across E4M3
