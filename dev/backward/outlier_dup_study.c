@@ -1,6 +1,6 @@
 /* dev/backward/outlier_dup_study.c - CPU study (2026-11-29): the 512-token outlier-K case of
  * tests/gpu/test_gpu_backward.c, reference error vs FP64 with 3 distinct x8 K channels vs one
- * channel drawn twice (x64), the draw that failed gpu_backward in 2 of 7 device runs.
+ * channel drawn twice (x64), the draw behind the gpu_backward failures of the third session.
  * Build: gcc -O2 -std=c11 -Ikernels/include -Ikernels/formats dev/backward/outlier_dup_study.c
  *        build/kernels/libflamia.a -lm -lpthread -fopenmp; run: a.out DUP SEED */
 #include <math.h>
