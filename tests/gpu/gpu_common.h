@@ -169,6 +169,7 @@ static int failures;
     do {                                                         \
         if (!(cond)) {                                           \
             failures++;                                          \
+            fflush(stdout); /* not inside a piped report line */ \
             fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
             fprintf(stderr, __VA_ARGS__);                        \
             fprintf(stderr, "\n");                               \
