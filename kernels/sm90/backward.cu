@@ -357,8 +357,8 @@ struct MainParams {
  * dQ element is the same FP32 sum ((0 + c0) + c1) + ... on every run. No deadlock: a
  * CTA only waits for CTAs of a smaller key tile of the same (document, kv head), which
  * have smaller linear block indices in both grids (simt: key tile = z; FP8: the tile
- * slots of sm90_tiles.cuh, key tile fastest in x), so the hardware dispatched them before it (block order)
- * and which wait only on smaller tiles themselves. Costs a wavefront: tile n's CTA starts
+ * slots of sm90_tiles.cuh, key tile fastest in x), so the hardware dispatched them
+ * before it (block order), and which wait only on smaller tiles themselves. Costs a wavefront: tile n's CTA starts
  * adding into query tile m only after tile n-1's CTA has. */
 __device__ __forceinline__ void dq_turn_wait(const int *turn, int mine) {
     if (threadIdx.x == 0) {
@@ -597,6 +597,12 @@ __device__ __forceinline__ uint32_t sw128(int r, int q) { return (uint32_t)(r * 
 __device__ __forceinline__ int perm_row(int c) {
     const int e = c & 1, t = (c >> 1) & 3, j = (c >> 3) & 3, b = c >> 5;
     return (b << 5) | ((j >> 1) << 4) | (t << 2) | ((j & 1) << 1) | e;
+}
+
+/* query (0..63 in a sub-step) of accumulator column pair j of lane quad tq (tq4 = 4 tq):
+ * perm_row(8 j + 2 tq), written out so that it folds to adds for an unrolled j */
+__device__ __forceinline__ int acc_query(int j, int tq4) {
+    return ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1);
 }
 
 /* 2^e built from the bits, branch-free: 0 for e <= -127 (FP32 subnormal factors only
@@ -883,7 +889,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             uint32_t pa[16]; /* F16 A fragments of P^T 2^(eDO - G + 14), 4 k-steps of 16 queries */
 #pragma unroll
             for (int j = 0; j < 8; j++) {
-                const int ql = h2 * 64 + ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1);
+                const int ql = h2 * 64 + acc_query(j, tq4);
                 const float2 cr = *(const float2 *)(sRc + ql), ka = *(const float2 *)(sRka + ql);
                 const float2 nr = *(const float2 *)(sRnr + ql), dl = *(const float2 *)(sRdl + ql);
                 const float2 dof = *(const float2 *)(sRdof + ql), pvf = *(const float2 *)(sRpvf + ql);
@@ -945,7 +951,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 butterfly_max_step<8>(v, lane, 16);
                 butterfly_max_step<4>(v, lane, 8);
                 butterfly_max_step<2>(v, lane, 4);
-                const int qn = ((g >> 2) << 5) + (((g & 3) >> 1) << 4) + tq4 + ((g & 1) << 1);
+                const int qn = acc_query(g, tq4);
                 *reinterpret_cast<float2 *>(sAmax + (wg * 4 + wq) * 64 + qn) = make_float2(v[0], v[1]);
             }
             bar_named(1 + wg, 128);
@@ -989,7 +995,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             uint32_t pk[8];
 #pragma unroll
             for (int j = 0; j < 8; j++) {
-                const int qn = ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1); /* even */
+                const int qn = acc_query(j, tq4); /* even */
                 const float2 inv = *(const float2 *)(sInv + kbl * 64 + qn);
                 const float2 iek = *(const float2 *)(sIek + kbl * 64 + qn);
                 const int2 eds = *(const int2 *)(sEds + kbl * 64 + qn);
@@ -1198,7 +1204,7 @@ template <int KIND, bool DET> static cudaError_t launch_simt(const MainParams &m
 /* One CTA per (128-key tile, document, kv head) with the FP8 main kernel's shared memory;
  * `attr` remembers, per kernel instantiation, that the size limit was raised. */
 template <typename... KernelArgs, typename... Args>
-static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, const MainParams &mp, int num_docs,
+static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, const MainParams &mp,
                                    cudaStream_t stream, Args... args) {
     const int bytes = SmemF::kBytes;
     if (!attr) {
@@ -1206,20 +1212,20 @@ static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, co
         if (e != cudaSuccess) return e;
         attr = true;
     }
-    dim3 grid(tile_slots(mp.T, num_docs), mp.Hkv);
+    dim3 grid(tile_slots(mp.T, mp.num_docs), mp.Hkv);
     kernel<<<grid, 256, bytes, stream>>>(args...);
     return cudaGetLastError();
 }
 template <int KIND, bool DET>
-static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk, int num_docs,
+static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
                               cudaStream_t stream) {
     static bool attr = false;
-    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, num_docs, stream, mq, mk, mp);
+    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, stream, mq, mk, mp);
 }
 template <int KIND> static cudaError_t launch_fp8_dbg(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
-                                                      uint8_t *codes, int num_docs, cudaStream_t stream) {
+                                                      uint8_t *codes, cudaStream_t stream) {
     static bool attr = false;
-    return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, num_docs, stream, mq, mk, mp, codes);
+    return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, stream, mq, mk, mp, codes);
 }
 
 } // namespace flamia_bwd
@@ -1344,8 +1350,8 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
         return cudaErrorNotSupported;
     const int nd = P->num_docs, ms = P->max_seqlen;
     if (dbg_codes)
-        return P->kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, mq, mk, dbg_codes, nd, stream)
-                                            : launch_fp8_dbg<2>(mp, mq, mk, dbg_codes, nd, stream);
+        return P->kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, mq, mk, dbg_codes, stream)
+                                            : launch_fp8_dbg<2>(mp, mq, mk, dbg_codes, stream);
     const bool det = dq_turn != nullptr;
     if (!fp8) e = det ? launch_simt<0, true>(mp, nd, ms, stream) : launch_simt<0, false>(mp, nd, ms, stream);
     else if (!fp8_main)
@@ -1354,8 +1360,8 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
                 : (det ? launch_simt<2, true>(mp, nd, ms, stream) : launch_simt<2, false>(mp, nd, ms, stream));
     else
         e = P->kind == FLAMIA_SM90_MXFP8
-                ? (det ? launch_fp8<1, true>(mp, mq, mk, nd, stream) : launch_fp8<1, false>(mp, mq, mk, nd, stream))
-                : (det ? launch_fp8<2, true>(mp, mq, mk, nd, stream) : launch_fp8<2, false>(mp, mq, mk, nd, stream));
+                ? (det ? launch_fp8<1, true>(mp, mq, mk, stream) : launch_fp8<1, false>(mp, mq, mk, stream))
+                : (det ? launch_fp8<2, true>(mp, mq, mk, stream) : launch_fp8<2, false>(mp, mq, mk, stream));
     if (e != cudaSuccess) return e;
 
     /* 4. dq -> BF16 */

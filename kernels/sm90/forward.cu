@@ -74,7 +74,7 @@ struct Params {
     int T, Hq, Hkv, group, causal;
     float c; /* softmax_scale * log2(e), FP32 */
     int use_tma; /* V^T by TMA for 16-byte aligned documents */
-    int num_docs;
+    int num_docs; /* grid.x = Hq x the batch's tile slots (sm90_tiles.cuh) */
 };
 
 using namespace flamia_sm90; /* PTX helpers: sm90_ptx.cuh */
@@ -753,28 +753,26 @@ __global__ void __launch_bounds__(kThreads, 1)
 /* One CTA per (query head, 128-query tile of a document); `attr` remembers, per kernel
  * instantiation, that the shared-memory limit was raised. */
 template <typename... KernelArgs, typename... Args>
-static cudaError_t launch_grid(void (*kernel)(KernelArgs...), bool &attr, int bytes, const Params &prm, int num_docs,
+static cudaError_t launch_grid(void (*kernel)(KernelArgs...), bool &attr, int bytes, const Params &prm,
                                cudaStream_t stream, Args... args) {
     if (!attr) {
         cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         if (e != cudaSuccess) return e;
         attr = true;
     }
-    dim3 grid(prm.Hq * flamia_sm90::tile_slots(prm.T, num_docs));
+    dim3 grid(prm.Hq * flamia_sm90::tile_slots(prm.T, prm.num_docs));
     kernel<<<grid, kThreads, bytes, stream>>>(args...);
     return cudaGetLastError();
 }
 template <int KIND, int S, bool PP>
-static cudaError_t launch(const Params &prm, const CUtensorMap &map, int num_docs, cudaStream_t stream) {
+static cudaError_t launch(const Params &prm, const CUtensorMap &map, cudaStream_t stream) {
     static bool attr = false;
-    return launch_grid(fwd_kernel<KIND, S, PP>, attr, Smem<KIND, S>::kBytes, prm, num_docs, stream, map, prm);
+    return launch_grid(fwd_kernel<KIND, S, PP>, attr, Smem<KIND, S>::kBytes, prm, stream, map, prm);
 }
 template <int KIND>
-static cudaError_t launch_dbg(const Params &prm, const CUtensorMap &map, const DbgOut &dbg, int num_docs,
-                              cudaStream_t stream) {
+static cudaError_t launch_dbg(const Params &prm, const CUtensorMap &map, const DbgOut &dbg, cudaStream_t stream) {
     static bool attr = false;
-    return launch_grid(fwd_kernel_dbg<KIND>, attr, Smem<KIND, 3>::kBytes, prm, num_docs, stream, map, prm,
-                       dbg);
+    return launch_grid(fwd_kernel_dbg<KIND>, attr, Smem<KIND, 3>::kBytes, prm, stream, map, prm, dbg);
 }
 
 } // namespace flamia_fwd
@@ -835,15 +833,14 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *works
     Params prm;
     CUtensorMap map;
     fwd_setup(P, workspace, o, lse, prm, map);
-    const int nd = P->num_docs;
     const bool pp = flamia_fwd_pingpong != 0;
     switch (P->kind) {
     case FLAMIA_SM90_BF16:
-        return pp ? launch<KIND_BF16, 2, true>(prm, map, nd, stream) : launch<KIND_BF16, 2, false>(prm, map, nd, stream);
+        return pp ? launch<KIND_BF16, 2, true>(prm, map, stream) : launch<KIND_BF16, 2, false>(prm, map, stream);
     case FLAMIA_SM90_MXFP8_EXACT:
-        return pp ? launch<KIND_TOKEN, 3, true>(prm, map, nd, stream) : launch<KIND_TOKEN, 3, false>(prm, map, nd, stream);
+        return pp ? launch<KIND_TOKEN, 3, true>(prm, map, stream) : launch<KIND_TOKEN, 3, false>(prm, map, stream);
     default:
-        return pp ? launch<KIND_BLOCK, 3, true>(prm, map, nd, stream) : launch<KIND_BLOCK, 3, false>(prm, map, nd, stream);
+        return pp ? launch<KIND_BLOCK, 3, true>(prm, map, stream) : launch<KIND_BLOCK, 3, false>(prm, map, stream);
     }
 }
 
@@ -863,6 +860,6 @@ cudaError_t flamia_sm90_forward_debug(const struct flamia_sm90_problem *P, void 
     CUtensorMap map;
     fwd_setup(P, workspace, nullptr, nullptr, prm, map);
     const DbgOut dbg = {codes, frames, ntile};
-    return P->kind == FLAMIA_SM90_MXFP8_EXACT ? launch_dbg<KIND_TOKEN>(prm, map, dbg, P->num_docs, stream)
-                                               : launch_dbg<KIND_BLOCK>(prm, map, dbg, P->num_docs, stream);
+    return P->kind == FLAMIA_SM90_MXFP8_EXACT ? launch_dbg<KIND_TOKEN>(prm, map, dbg, stream)
+                                               : launch_dbg<KIND_BLOCK>(prm, map, dbg, stream);
 }

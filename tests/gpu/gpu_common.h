@@ -109,15 +109,12 @@ static inline void fill_bf16(rng_t *r, float *x, uint16_t *b, size_t n, double s
  * Distinct: a channel drawn twice was scaled by factor^2 (x64 for 3 channels x8), an
  * input far outside the stated setting (it happens in ~2 % of the draws). */
 static inline void scale_channels(rng_t *r, float *x, uint16_t *b, size_t rows, int D, int count, float factor) {
-    int picked[8];
-    for (int o = 0; o < count && o < 8; o++) {
-        int ch, again;
-        do {
-            ch = rng_int(r, 0, D - 1);
-            again = 0;
-            for (int i = 0; i < o; i++) again |= picked[i] == ch;
-        } while (again);
-        picked[o] = ch;
+    unsigned char taken[256] = {0}; /* D <= 256 */
+    for (int o = 0; o < count && o < D; o++) {
+        int ch;
+        do ch = rng_int(r, 0, D - 1);
+        while (taken[ch]);
+        taken[ch] = 1;
         for (size_t t = 0; t < rows; t++) {
             b[t * D + ch] = flamia_bf16_bits(x[t * D + ch] * factor);
             x[t * D + ch] = flamia_bf16_value(b[t * D + ch]);
