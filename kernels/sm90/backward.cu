@@ -378,6 +378,14 @@ __device__ __forceinline__ void dq_turn_pass(int *turn, int mine) {
 /* ================================================================ 3a. plain kernel */
 /* KIND: 0 BF16, 1 mxfp8 (dS 32x32 blocks), 2 mxfp8-exact (dS per row x 32 keys).
  * grid (num_docs, Hkv, ceil(max_seqlen / 32)); 256 threads; one 32-key block per CTA. */
+/* element d of operand row r (token x head) as the plain kernel reads it: the BF16 value
+ * (KIND 0) or the E4M3 code times its row's block exponent */
+template <int KIND>
+__device__ __forceinline__ float simt_operand(const uint16_t *bf16, const uint8_t *codes, const int8_t *exps, size_t r,
+                                              int d) {
+    return KIND == 0 ? flamia_bf16_value(bf16[r * kD + d]) : flamia_e4m3_dequant(codes[r * kD + d], exps[r]);
+}
+
 template <int KIND, bool DET> /* DET: deterministic dQ (p.dq_turn) */
 __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
     constexpr int LD = kD + 1;
@@ -396,13 +404,8 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
         float kv = 0.f, vv = 0.f;
         if (j < len) {
             const size_t r = (size_t)(ds + j) * p.Hkv + hk;
-            if (KIND == 0) {
-                kv = flamia_bf16_value(p.kb[r * kD + d]);
-                vv = flamia_bf16_value(p.vb[r * kD + d]);
-            } else {
-                kv = flamia_e4m3_dequant(p.k8[r * kD + d], p.ke[r]);
-                vv = flamia_e4m3_dequant(p.v8[r * kD + d], p.ve[r]);
-            }
+            kv = simt_operand<KIND>(p.kb, p.k8, p.ke, r, d);
+            vv = simt_operand<KIND>(p.vb, p.v8, p.ve, r, d);
         }
         sK[jj * LD + d] = kv;
         sV[jj * LD + d] = vv;
@@ -422,13 +425,8 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
                 float qv = 0.f, dov = 0.f;
                 if (i < len) {
                     const size_t r = (size_t)(ds + i) * p.Hq + h;
-                    if (KIND == 0) {
-                        qv = flamia_bf16_value(p.qb[r * kD + d]);
-                        dov = flamia_bf16_value(p.dob[r * kD + d]);
-                    } else {
-                        qv = flamia_e4m3_dequant(p.q8[r * kD + d], p.qe[r]);
-                        dov = flamia_e4m3_dequant(p.do8[r * kD + d], p.doe[r]);
-                    }
+                    qv = simt_operand<KIND>(p.qb, p.q8, p.qe, r, d);
+                    dov = simt_operand<KIND>(p.dob, p.do8, p.doe, r, d);
                 }
                 sQ[ii * LD + d] = qv;
                 sDO[ii * LD + d] = dov;
