@@ -607,6 +607,19 @@ __device__ __forceinline__ int acc_query(int j, int tq4) {
  * ever scale values whose E4M3 code is 0 anyway), e <= 127 by construction. */
 __device__ __forceinline__ float pow2b(int e) { return __int_as_float(min(max(e + 127, 0), 254) << 23); }
 
+/* TMA reduce-add of a shared-memory box into global memory (element-wise atomic adds),
+ * tracked by the issuing thread's bulk groups */
+__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
+    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/* this thread's bulk operations have read their shared-memory sources */
+__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+/* ... and completed */
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 /* One step of a butterfly max-reduction of v[0 .. 2 HALF) over lane bit m: the upper lane
  * keeps columns HALF.., the lower 0..HALF-1 (both in v[0 .. HALF)); the exchanged value is
  * picked with bit selects (a ?: on the array elements made the compiler index local memory). */
@@ -663,7 +676,8 @@ __device__ __forceinline__ void smem_transpose(const uint8_t *src, uint8_t *dst,
  * also stores every evaluated pair's recomputed P code at dbg_codes[(h T + i) T + j]
  * (global token indices) and writes no dK, dV. */
 template <int KIND, bool DBG, bool DET> /* 1 mxfp8, 2 mxfp8-exact; DET: deterministic dQ */
-__device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CUtensorMap &tm_kt, const MainParams &p,
+__device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CUtensorMap &tm_kt,
+                                              const CUtensorMap &tm_dq, const MainParams &p,
                                               uint8_t *dbg_codes) {
     using SM = SmemF;
     constexpr int NOEXP = -1000;
@@ -819,6 +833,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     for (int it = 0; it < nit; it++) {
         const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
         asm volatile("cp.async.wait_group 0;\n" ::: "memory"); /* tile it (and K, V) landed: nothing newer in flight */
+        if (!DET && !DBG && wtid == 0) bulk_wait_read_all(); /* dQ staging read before its regions are reloaded */
         fence_proxy_async();
         /* every thread's copies of tile it are visible, and every thread is done with tile
          * it-1, whose buffer ((it+1) & 1) now takes tile it+1 (a whole tile of lead) */
@@ -1086,6 +1101,34 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             }
 
             /* ---- dQ partial: rows = queries (natural order), cols = dims 64 wg + 8j + 2tq */
+            if (!DET && !DBG) {
+                /* v7: staged in shared memory as two [64 queries][32 dims] FP32 boxes (128-byte
+                 * swizzle) and added by two TMA reduce-adds (one thread), instead of 16 FP32x2
+                 * REDs per thread. The staging reuses what sub-step h2 has finished with in both
+                 * warpgroups (barrier C above): rows 64 h2.. of the F16 dO panel wg (dims 0-31)
+                 * and of the Q (wg 0) / dO (wg 1) row tile (dims 32-63). Rows past the document
+                 * add exact zeros (their dS codes are 0) to the next document's rows. */
+                uint8_t *stA = smem + SM::kDOh + wg * (128 * 128) + h2 * 8192;
+                uint8_t *stB = buf + (wg ? SM::kDO : SM::kQ) + h2 * 8192;
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const int row = wq * 16 + g + 8 * hh;
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const int c = 8 * (j & 3) + 2 * tq; /* column inside the 32-dim box */
+                        uint8_t *dst = (j < 4 ? stA : stB) + row * 128 + ((((c >> 2) ^ (row & 7))) << 4) + (c & 3) * 4;
+                        *reinterpret_cast<float2 *>(dst) = make_float2(dqacc[4 * j + 2 * hh], dqacc[4 * j + 2 * hh + 1]);
+                    }
+                }
+                fence_proxy_async();
+                bar_named(1 + wg, 128);
+                if (wtid == 0) {
+                    tma_reduce_add_3d(&tm_dq, smem_u32(stA), 64 * wg, h, ds + qsub);
+                    tma_reduce_add_3d(&tm_dq, smem_u32(stB), 64 * wg + 32, h, ds + qsub);
+                    bulk_commit_group();
+                }
+                continue;
+            }
             int *turn = DET ? p.dq_turn + (size_t)(ds + qsub) * p.Hq + h : nullptr;
             if (DET) dq_turn_wait(turn, n);
 #pragma unroll
@@ -1103,6 +1146,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         }
     }
 
+    if (!DET && !DBG && wtid == 0) bulk_wait_all(); /* the dQ reduce-adds complete before the CTA exits */
     /* ---- epilogue: dK = scale acc (rotated back when hadamard), dV = 2^(G-14) acc (BF16).
      * Accumulator column c = 8 jn + 2 tq + e: Hadamard stage 1 is e (in the thread),
      * stages 2, 4 are tq (lanes xor 1, 2), stages 8..64 are jn (in the thread). */
@@ -1161,14 +1205,14 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 template <int KIND, bool DET>
 __global__ void __launch_bounds__(256, 1)
     bwd_main_fp8(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
-                 const MainParams p) {
-    bwd_main_body<KIND, false, DET>(tm_qt, tm_kt, p, nullptr);
+                 const __grid_constant__ CUtensorMap tm_dq, const MainParams p) {
+    bwd_main_body<KIND, false, DET>(tm_qt, tm_kt, tm_dq, p, nullptr);
 }
 template <int KIND>
 __global__ void __launch_bounds__(256, 1)
     bwd_main_fp8_dbg(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
                      const MainParams p, uint8_t *dbg_codes) {
-    bwd_main_body<KIND, true, false>(tm_qt, tm_kt, p, dbg_codes);
+    bwd_main_body<KIND, true, false>(tm_qt, tm_kt, tm_qt /* unused: DBG adds dQ by REDs */, p, dbg_codes);
 }
 
 /* ================================================================ host */
@@ -1181,6 +1225,20 @@ static bool make_map(CUtensorMap *map, void *base, int T, int t_pad, int H) {
     const cuuint32_t box[3] = {128, kD, 1};
     const cuuint32_t estr[3] = {1, 1, 1};
     return enc(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+/* dq_acc [T][Hq][128] FP32 as a 3-D tensor {dim, head, token}, boxes of 32 dims x 1 head x
+ * 64 tokens, 128-byte swizzle: the FP8 kernel's dQ reduce-adds (tokens past T are clipped) */
+static bool make_dq_map(CUtensorMap *map, float *dq_acc, int T, int Hq) {
+    flamia_encode_tiled_fn enc = flamia_encode_tiled();
+    if (!enc) return false;
+    const cuuint64_t dims[3] = {(cuuint64_t)kD, (cuuint64_t)Hq, (cuuint64_t)T};
+    const cuuint64_t strides[2] = {(cuuint64_t)kD * 4, (cuuint64_t)Hq * kD * 4};
+    const cuuint32_t box[3] = {32, 1, 64};
+    const cuuint32_t estr[3] = {1, 1, 1};
+    return enc(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, dq_acc, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
@@ -1216,9 +1274,9 @@ static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, co
 }
 template <int KIND, bool DET>
 static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
-                              cudaStream_t stream) {
+                              const CUtensorMap &mdq, cudaStream_t stream) {
     static bool attr = false;
-    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, stream, mq, mk, mp);
+    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, stream, mq, mk, mdq, mp);
 }
 template <int KIND> static cudaError_t launch_fp8_dbg(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
                                                       uint8_t *codes, cudaStream_t stream) {
@@ -1340,11 +1398,13 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.had_norm = 1.0f / sqrtf((float)kD); /* as flamia_ref_hadamard */
     /* the FP8 main kernel (and its debug twin) read Q^T, K^T through these maps */
     const bool fp8_main = fp8 && (dbg_codes || bwd_variant() != 0);
-    CUtensorMap mq, mk;
+    CUtensorMap mq, mk, mdq;
     memset(&mq, 0, sizeof mq);
     memset(&mk, 0, sizeof mk);
+    memset(&mdq, 0, sizeof mdq);
     if (fp8_main && (!make_map(&mq, ws + L.qt_codes, T, L.t_pad, P->heads_q) ||
-                     !make_map(&mk, ws + L.kt_codes, T, L.t_pad, P->heads_kv)))
+                     !make_map(&mk, ws + L.kt_codes, T, L.t_pad, P->heads_kv) ||
+                     !make_dq_map(&mdq, dq_acc, T, P->heads_q)))
         return cudaErrorNotSupported;
     const int nd = P->num_docs, ms = P->max_seqlen;
     if (dbg_codes)
@@ -1358,8 +1418,8 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
                 : (det ? launch_simt<2, true>(mp, nd, ms, stream) : launch_simt<2, false>(mp, nd, ms, stream));
     else
         e = P->kind == FLAMIA_SM90_MXFP8
-                ? (det ? launch_fp8<1, true>(mp, mq, mk, stream) : launch_fp8<1, false>(mp, mq, mk, stream))
-                : (det ? launch_fp8<2, true>(mp, mq, mk, stream) : launch_fp8<2, false>(mp, mq, mk, stream));
+                ? (det ? launch_fp8<1, true>(mp, mq, mk, mdq, stream) : launch_fp8<1, false>(mp, mq, mk, mdq, stream))
+                : (det ? launch_fp8<2, true>(mp, mq, mk, mdq, stream) : launch_fp8<2, false>(mp, mq, mk, mdq, stream));
     if (e != cudaSuccess) return e;
 
     /* 4. dq -> BF16 */
