@@ -13,17 +13,31 @@
  *   bf16 kind (the plain FP32 kernel, the reference's function to FP32 summation order):
  *     relative L2 <= 5e-3 and max |d| <= 5e-2 max |ref| for dQ, dK, dV (measured ~1e-5).
  *   mxfp8, mxfp8-exact (FP8 wgmma kernel): the FP8 accumulation moves P and dS codes
- *     across E4M3 rounding midpoints, and dV multiplies P in F16 (relative 2^-11), so for
- *     each gradient GPU-vs-ref <= kHwRatio (0.25) x ref-vs-FP64, GPU-vs-FP64 <= kHwF64Slack
- *     (1.05) x ref-vs-FP64 and max |d| <= 2^-3 max |ref|.
+ *     across E4M3 rounding midpoints, and dV multiplies P in F16 (relative 2^-11). Bounds
+ *     from dev/backward/bound_study.c (the reference on a problem whose score and dP operands
+ *     are perturbed like the H200's FP8 accumulation, 200 seeds x 3 cases x 2 recipes; it
+ *     reproduces the H200's observed tails) for each gradient:
+ *       GPU-vs-ref <= kBwdRatio (0.5) x ref-vs-FP64            (study max 0.32, median 0.1)
+ *       GPU-vs-FP64 <= kBwdF64Slack (1.12) x ref-vs-FP64       (study max 1.04)
+ *       max |d| <= kBwdMaxRel (2^-2) max |ref|                 (study max 0.20; one code flip
+ *                                                               of a dominant term is 2^-3)
+ *       every (token, head) row: ||d|| <= kBwdRowRel (0.5) (||ref row|| + 2^-5 max row ||ref||)
+ *                                                              (study max 0.29)
+ *     0 of 3,600 emulated clean runs fail these; the row bound catches a single row of dQ
+ *     doubled or of dV zeroed in 60-100 % of runs, where the old global-only bounds
+ *     (0.25 / 1.05 / 2^-3) caught 20-60 % and failed 1-4 % of clean runs.
  *   FLAMIA_SM90_BWD=plain runs the FP32 kernel for the FP8 recipes too (then ~1e-5).
  */
 #include "gpu_common.h"
 
 typedef struct {
     double rel, maxrel, rel64, gpu64, cos_gpu, cos_ref; /* cos_*: cosine vs the FP64 textbook */
+    double rowrel; /* max over (token, head) rows of ||d|| / (||ref row|| + 2^-5 max row ||ref||) */
     long nonfinite;
 } cmp_t;
+
+/* the FP8 recipes' bounds (header comment; dev/backward/bound_study.c) */
+static const double kBwdRatio = 0.5, kBwdF64Slack = 1.12, kBwdMaxRel = 0.25, kBwdRowRel = 0.5;
 
 static cmp_t compare(const uint16_t *gpu, const float *ref, const double *f64, size_t n) {
     cmp_t c = {0};
@@ -45,6 +59,23 @@ static cmp_t compare(const uint16_t *gpu, const float *ref, const double *f64, s
         rf += ref[i] * f64[i];
         if (fabs(d) > dmax) dmax = fabs(d);
         if (fabs(ref[i]) > rmax) rmax = fabs(ref[i]);
+    }
+    /* rows of 128 (one token, one head): rows far below the largest are judged against a
+     * floor of 2^-5 of the largest row's norm */
+    double rowmax = 0;
+    for (size_t r = 0; r < n / 128; r++) {
+        double rr = 0;
+        for (size_t i = r * 128; i < r * 128 + 128; i++) rr += (double)ref[i] * ref[i];
+        rowmax = fmax(rowmax, sqrt(rr));
+    }
+    for (size_t r = 0; r < n / 128; r++) {
+        double rr = 0, dd = 0;
+        for (size_t i = r * 128; i < r * 128 + 128; i++) {
+            const double g = flamia_bf16_value(gpu[i]), d = isfinite(g) ? g - ref[i] : 0.0;
+            rr += (double)ref[i] * ref[i];
+            dd += d * d;
+        }
+        c.rowrel = fmax(c.rowrel, sqrt(dd) / (sqrt(rr) + ldexp(rowmax, -5) + 1e-300));
     }
     c.rel = sqrt(num / (den + 1e-300));
     c.rel64 = sqrt(n64 / (d64 + 1e-300));
@@ -118,10 +149,10 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     const cmp_t cq = compare(hq, rq, q64, nq), ck = compare(hk, rk, k64, nk), cv = compare(hv, rv, v64, nk);
     printf("%-28s %-11s had=%d causal=%d T=%5d docs=%3d Hq=%d Hkv=%d | relL2 (max) vs ref: dQ %.2e (%.2e) dK %.2e (%.2e) "
            "dV %.2e (%.2e) | ref vs f64: %.2e %.2e %.2e | gpu vs f64: %.2e %.2e %.2e | cos vs f64 gpu (ref): "
-           "dQ %.5f (%.5f) dK %.5f (%.5f) dV %.5f (%.5f) | unwritten %ld\n",
+           "dQ %.5f (%.5f) dK %.5f (%.5f) dV %.5f (%.5f) | worst row %.2f %.2f %.2f | unwritten %ld\n",
            label, preset, hadamard, causal, T, ndocs, Hq, Hkv, cq.rel, cq.maxrel, ck.rel, ck.maxrel, cv.rel, cv.maxrel,
            cq.rel64, ck.rel64, cv.rel64, cq.gpu64, ck.gpu64, cv.gpu64, cq.cos_gpu, cq.cos_ref, ck.cos_gpu,
-           ck.cos_ref, cv.cos_gpu, cv.cos_ref, cq.nonfinite + ck.nonfinite + cv.nonfinite);
+           ck.cos_ref, cv.cos_gpu, cv.cos_ref, cq.rowrel, ck.rowrel, cv.rowrel, cq.nonfinite + ck.nonfinite + cv.nonfinite);
     const int fp8 = strcmp(preset, "bf16") != 0;
     EXPECT(cq.nonfinite + ck.nonfinite + cv.nonfinite == 0, "%s %s: outputs unwritten or non-finite", label, preset);
     const cmp_t *cs[3] = {&cq, &ck, &cv};
@@ -129,12 +160,14 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     for (int i = 0; i < 3; i++) {
         const cmp_t *c = cs[i];
         if (fp8) {
-            EXPECT(c->rel <= kHwRatio * c->rel64, "%s %s: %s GPU-vs-ref %.3e > %.2f x ref-vs-FP64 %.3e", label, preset,
-                   names[i], c->rel, kHwRatio, c->rel64);
-            EXPECT(c->gpu64 <= kHwF64Slack * c->rel64, "%s %s: %s GPU-vs-FP64 %.3e > %.2f x ref-vs-FP64 %.3e", label,
-                   preset, names[i], c->gpu64, kHwF64Slack, c->rel64);
-            EXPECT(c->maxrel <= kHwMaxRel, "%s %s: %s max |d| / max |ref| %.3e > %.3f", label, preset, names[i],
-                   c->maxrel, kHwMaxRel);
+            EXPECT(c->rel <= kBwdRatio * c->rel64, "%s %s: %s GPU-vs-ref %.3e > %.2f x ref-vs-FP64 %.3e", label, preset,
+                   names[i], c->rel, kBwdRatio, c->rel64);
+            EXPECT(c->gpu64 <= kBwdF64Slack * c->rel64, "%s %s: %s GPU-vs-FP64 %.3e > %.2f x ref-vs-FP64 %.3e", label,
+                   preset, names[i], c->gpu64, kBwdF64Slack, c->rel64);
+            EXPECT(c->maxrel <= kBwdMaxRel, "%s %s: %s max |d| / max |ref| %.3e > %.3f", label, preset, names[i],
+                   c->maxrel, kBwdMaxRel);
+            EXPECT(c->rowrel <= kBwdRowRel, "%s %s: %s worst row ||d|| / (||ref row|| + 2^-5 max) %.3e > %.2f", label,
+                   preset, names[i], c->rowrel, kBwdRowRel);
         } else {
             EXPECT(c->rel <= 5e-3 && c->maxrel <= 5e-2, "%s %s: %s relL2 %.3e max %.3e", label, preset, names[i],
                    c->rel, c->maxrel);
