@@ -190,7 +190,8 @@ static int failures;
  *    2^-3 max |ref| (kHwMaxRel).
  *  - lse sums unquantized exponentials, so the score error reaches it undamped: it is
  *    held to the same ratio, kHwRatio x the recipe's own lse error (rms and max).
- * A real defect (a wrong code, scale or mask) gives a ratio near or above 1. */
+ * A real defect (a wrong code, scale or mask) gives a ratio near or above 1.
+ * test_gpu_backward.c holds the gradients to its own, measured bounds (kBwd*). */
 static const double kHwRatio = 0.25, kHwF64Slack = 1.05, kHwMaxRel = 0.125;
 
 /* max |s| = max |q_i . k_j| * scale over the pairs attention evaluates (same document;
