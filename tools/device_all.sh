@@ -17,6 +17,7 @@ set -u
 OUT=${OUT:-/tmp/flamia-out}
 mkdir -p "$OUT"
 STEPS=${*:-bwd fwd tests latency sanitize}
+export KEEP_LOGS=1 # device_run.sh leaves its logs in $OUT (this script appends to them)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 summary=()
 step() { # name timeout_s command...

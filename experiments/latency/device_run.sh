@@ -2,9 +2,9 @@
 # device_run.sh - one full command for the lent GPU machine (run from the repo root):
 # builds with meson there, runs the gpu test suite, the latency driver (one process per
 # workload, merged: a kernel fault loses one workload, not the run) and peers.py, then
-# joins them. Results and logs under $OUT (at most 8 files come back).
+# joins them. Results under $OUT, the logs there as logs.tgz (at most 8 files come back).
 #   experiments/latency/device_run.sh [tests] [sanitize] [ours] [ncu] [peers] [flex]   (default: tests ours peers)
-# Env: FLAMIA_GIT_COMMIT (stamped into the HDF5 files), LAT_ARGS, PEER_ARGS, WORKLOADS.
+# Env: FLAMIA_GIT_COMMIT (stamped into the HDF5 files), LAT_ARGS, PEER_ARGS, WORKLOADS, KEEP_LOGS.
 set -u
 OUT=${OUT:-/tmp/flamia-out}
 mkdir -p "$OUT"
@@ -87,4 +87,8 @@ if has peers || has flex; then
   grep -E "^  |peers.py|Error" "$OUT/peers.log" | tail -70 | cut -c1-200
   python3 experiments/latency/join.py "$OUT/ours.h5" "$OUT/peers.h5" --recipe mxfp8 | tee "$OUT/join.md"
 fi
+# the device tool brings back at most 8 files from $OUT: the logs travel as one archive
+# (logs.tgz), so that the HDF5 files and join.md always come back (tools/device_all.sh,
+# which logs into $OUT across several calls, sets KEEP_LOGS=1)
+[ -n "${KEEP_LOGS:-}" ] || ( cd "$OUT" && logs=$(ls *.log *.txt 2>/dev/null) && [ -n "$logs" ] && tar czf logs.tgz $logs && rm -f $logs )
 exit $rc
