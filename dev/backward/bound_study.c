@@ -1,5 +1,5 @@
 /* dev/backward/bound_study.c - CPU study (2026-11-29) of the FP8 bounds of tests/gpu/test_gpu_backward.c
- * (kHwRatio 0.25, kHwF64Slack 1.05, kHwMaxRel 0.125; docs/numerics.md 8.2). The GPU is emulated as the
+ * (then kHwRatio 0.25, kHwF64Slack 1.05, kHwMaxRel 0.125; now its kBwd* bounds come from here, docs/numerics.md 8.2). The GPU is emulated as the
  * reference evaluated on a perturbed problem: the reference of the recipe with
  *   mode 2 (default) "S+dP": the score operand Q^ (Q quantized by the recipe) -> Q^ (1 + eps N(0,1)) and the
  *          dP operand V^ -> V^ (1 + eps N(0,1)) (recipe knobs q_score, v set to FP32 and fed those values;
