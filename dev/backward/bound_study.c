@@ -11,7 +11,17 @@
  *          flips whole E4M3 codes of Q in S and in dK's payload).
  * Cases of the test (inputs: q, k, v ~ N(0,1), dO ~ N(0,1e-2), BF16, 3 distinct K channels x8):
  *   A "one document of 512, MHA 4" (causal), B "random packed, non-causal" (random_lens 700, Hq 2, Hkv 1),
- *   C "64 one-token docs + 129" (causal, Hq = Hkv = 2); recipes mxfp8 and mxfp8-exact (same inputs).
+ *   C "64 one-token docs + 129" (causal, Hq = Hkv = 2); the test's other FP8 cases (all causal), not run by default:
+ *   D "random packed, MHA" (random_lens 1400, Hq = Hkv = 4), E "random packed, GQA 8/2" (random_lens 900),
+ *   F "one document of 1000, GQA 2/1", G "random packed, Hadamard" (random_lens 1000, Hq 4, Hkv 2, rec.hadamard = 1);
+ *   recipes mxfp8 and mxfp8-exact (same inputs).
+ *   Hadamard (G): the reference rotates its input Q (then quantizes Q_score and the payload Q from H Q), so the
+ *   operands above are of H Q: Q^ = quantize(H Q); modes 1, 2 feed the reference x with H x = Q^ (1 + eps N):
+ *   x = H (Q^ (1 + eps N)), refined (x += H (target - H x), FP32 as the reference rotates) until H x hits the
+ *   target, or to within FP32 rounding (the count of elements missed and the largest miss relative to its row's
+ *   max are printed; the payload check re-quantizes H x: a group max at 448 x 2^e overshot by the rounding bumps its
+ *   exponent and re-rounds the group's subnormal codes). K is rotated by the reference alike in both calls; V, dO are
+ *   not rotated.
  * Per gradient: (a) rel(pert,ref)/rel(ref,f64)  (b) max|pert-ref|/max|ref|  (c) max|pert-ref|/max|ref-f64|
  * (d) rel(pert,f64)/rel(ref,f64), over rows (one token, one head) of D elements: (e) max of ||pert-ref|| /
  * (||ref|| + 2^-5 max over rows ||ref||), (f) max of ||pert-ref|| / (||ref|| + ||ref-f64|| + 2^-8 max over rows ||ref||);
@@ -22,8 +32,9 @@
  * Build: gcc -O2 -std=c11 -Ikernels/include -Ikernels/formats dev/backward/bound_study.c
  *        build/kernels/libflamia.a -lm -lpthread -fopenmp -o /tmp/bound_study
  *   (or, without a build dir, the sources: replace the .a by kernels/ref/ *.c (no space) kernels/formats/formats.c, add -Ikernels/ref)
- * Run:   /tmp/bound_study [SEEDS=100] [MODE=2] [CASES=ABC]   (parallel over seeds: OMP_NUM_THREADS; BOUND_STUDY_DUMP=file
- *        appends per-seed lines "case mode seed recipe clean|F1..F4 gradient a b c d e f log2eps") */
+ * Run:   /tmp/bound_study [SEEDS=100] [MODE=2] [CASES=ABC]   (CASES any of ABCDEFG; parallel over seeds: OMP_NUM_THREADS;
+ *        BOUND_STUDY_DUMP=file appends per-seed lines "case mode seed recipe clean|F1..F4 gradient a b c d e f log2eps";
+ *        BOUND_STUDY_LOG2EPS=-12 (one of -20 -16 -13 -12 -11) runs and prints that eps only, default all five) */
 #define _DEFAULT_SOURCE /* setenv */
 #include <math.h>
 #include <stdint.h>
@@ -37,6 +48,7 @@
 /* not in the public header (kernels/ref/ref_internal.h) */
 void flamia_ref_quantize_operand(const flamia_operand_quant *spec, const flamia_shape *s, int heads, int token_block,
                                  const float *x, float *xq);
+void flamia_ref_hadamard(float *x, size_t rows, int D);
 
 /* ---- copies of tests/gpu/gpu_common.h (that header pulls in the CUDA runtime) */
 typedef struct { uint64_t s; } rng_t;
@@ -91,12 +103,15 @@ static void scale_channels(rng_t *r, float *x, size_t rows, int D, int count, fl
 }
 
 /* ---- statistics */
-enum { NEPS = 5, NREC = 2, NG = 3, NST = 6, NF = 4, NCASE = 3, D = 128 };
+enum { NEPS = 5, NREC = 2, NG = 3, NST = 6, NF = 4, NCASE = 7, D = 128 };
 static const double eps_log2[NEPS] = {-20, -16, -13, -12, -11};
 static const int fault_eps = 3; /* faults at 2^-12 (the score shift nearest the H200 probe's) */
 static const char *recs[NREC] = {"mxfp8", "mxfp8-exact"};
 static const char *gname[NG] = {"dQ", "dK", "dV"};
-static const char *cname[NCASE] = {"A one doc 512 MHA4", "B packed non-causal", "C 64x1 + 129"};
+static const char *cname[NCASE] = {"A one doc 512 MHA4", "B packed non-causal", "C 64x1 + 129",
+                                   "D packed MHA 1400 Hq=Hkv=4", "E packed GQA 8/2 900", "F one doc 1000 GQA 2/1",
+                                   "G packed Hadamard 1000 Hq 4 Hkv 2"};
+static int eps_on[NEPS] = {1, 1, 1, 1, 1}; /* BOUND_STUDY_LOG2EPS selects one */
 
 /* (a)..(e) of pert p against ref r and FP64 f; (e) over rows of D elements (one token, one head) */
 static void stats(const float *p, const float *r, const double *f, size_t n, double out[NST]) {
@@ -136,6 +151,8 @@ typedef struct {
     double fs[NREC][NF][NST];       /* fault, on the faulted gradient, eps = 2^-12 */
     double sshift[NEPS];            /* mean over 128x128 tiles of max|dS|/max|S| (mxfp8 payloads) */
     long payload_mismatch;          /* mode 1/2: gradient payload of Q^(1+eps N) != Q^ */
+    long rot_miss;                  /* Hadamard, mode 1/2: elements with H x != Q^(1+eps N) (pre-image x) */
+    double rot_miss_rel;            /* max over (token, head) rows of max |H x - target| / max |target| */
     int T, ndocs;
 } result;
 
@@ -179,14 +196,17 @@ static void die(flamia_status st, const char *what) {
 static void run_one(int cs, int seed, int mode, result *res) {
     rng_t r = {0x5eed0000ull + (uint64_t)cs * 1000003ull + (uint64_t)seed * 7919ull};
     static const int CAP = 2048;
-    int lens[2048], ndocs, Hq, Hkv, causal;
+    int lens[2048], ndocs, Hq, Hkv, causal, hadamard = 0;
     int32_t cu[2049];
     if (cs == 0) lens[0] = 512, ndocs = 1, Hq = Hkv = 4, causal = 1;
     else if (cs == 1) ndocs = random_lens(&r, 700, lens, CAP), Hq = 2, Hkv = 1, causal = 0;
-    else {
+    else if (cs == 2) {
         for (int i = 0; i < 64; i++) lens[i] = 1;
         lens[64] = 129, ndocs = 65, Hq = Hkv = 2, causal = 1;
-    }
+    } else if (cs == 3) ndocs = random_lens(&r, 1400, lens, CAP), Hq = Hkv = 4, causal = 1;
+    else if (cs == 4) ndocs = random_lens(&r, 900, lens, CAP), Hq = 8, Hkv = 2, causal = 1;
+    else if (cs == 5) lens[0] = 1000, ndocs = 1, Hq = 2, Hkv = 1, causal = 1;
+    else ndocs = random_lens(&r, 1000, lens, CAP), Hq = 4, Hkv = 2, causal = 1, hadamard = 1;
     const int T = cu_from_lens(lens, ndocs, cu);
     res->T = T, res->ndocs = ndocs;
     const size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
@@ -204,18 +224,31 @@ static void run_one(int cs, int seed, int mode, result *res) {
     float *pq = malloc(nq * 4), *pk = malloc(nk * 4), *pv = malloc(nk * 4);
     float *qh = malloc(nq * 4), *vh = malloc(nk * 4), *qp = malloc(nq * 4), *vp = malloc(nk * 4), *tmp = malloc(nq * 4);
     float *fq = malloc(nq * 4), *fk = malloc(nk * 4), *fv = malloc(nk * 4);
+    /* Hadamard: the operands the recipe quantizes are H Q, H K (as the reference rotates them); qx: the
+     * reference's input x with H x = Q^ (1 + eps N), hx: H x */
+    float *qrot = NULL, *krot = NULL, *qx = NULL, *hx = NULL, *rtmp = NULL;
+    if (hadamard) {
+        qrot = malloc(nq * 4), krot = malloc(nk * 4), qx = malloc(nq * 4), hx = malloc(nq * 4), rtmp = malloc(nq * 4);
+        memcpy(qrot, q, nq * 4), memcpy(krot, k, nk * 4);
+        flamia_ref_hadamard(qrot, (size_t)T * Hq, D);
+        flamia_ref_hadamard(krot, (size_t)T * Hkv, D);
+    }
+    const float *qop = hadamard ? qrot : q, *kop = hadamard ? krot : k;
     res->payload_mismatch = 0;
+    res->rot_miss = 0, res->rot_miss_rel = 0;
     for (int ri = 0; ri < NREC; ri++) {
         flamia_recipe rec, recp;
         die(flamia_recipe_preset(recs[ri], &rec), "preset");
+        rec.hadamard = hadamard;
         die(flamia_ref_forward(&rec, &sh, q, k, v, o, lse), "ref_forward");
         die(flamia_ref_backward(&rec, &sh, q, k, v, o, lse, g, rq, rk, rv), "ref_backward");
-        flamia_ref_quantize_operand(&rec.q_score, &sh, Hq, rec.token_block, q, qh);
+        flamia_ref_quantize_operand(&rec.q_score, &sh, Hq, rec.token_block, qop, qh);
         flamia_ref_quantize_operand(&rec.v, &sh, Hkv, rec.token_block, v, vh);
         recp = rec;
         if (mode >= 1) recp.q_score.format = FLAMIA_FMT_FP32;
         if (mode >= 2) recp.v.format = FLAMIA_FMT_FP32;
         for (int ei = 0; ei < NEPS; ei++) {
+            if (!eps_on[ei]) continue;
             const double eps = getenv("BOUND_STUDY_EPS0") ? 0.0 : ldexp(1.0, (int)eps_log2[ei]); /* check: 0 */
             rng_t pr = {0xabcdef12345ull ^ ((uint64_t)cs << 40) ^ ((uint64_t)seed << 16) ^ ((uint64_t)ri << 8) ^ (uint64_t)ei};
             const float *qbase = mode >= 1 ? qh : q;
@@ -227,26 +260,57 @@ static void run_one(int cs, int seed, int mode, result *res) {
                 if (mode >= 1 && fabs(frexp(qbase[i], &ex)) == 0.875) n = -fabs(n);
                 qp[i] = (float)(qbase[i] * (1.0 + eps * n));
             }
+            const float *qin = qp, *sop = qp; /* the reference's Q input; the S operand it then uses (mode >= 1) */
+            if (hadamard) {
+                if (mode >= 1) { /* pre-image: H qx = qp (or within FP32 rounding) */
+                    memcpy(qx, qp, nq * 4);
+                    flamia_ref_hadamard(qx, (size_t)T * Hq, D);
+                    for (int it = 0; it < 8; it++) {
+                        memcpy(hx, qx, nq * 4);
+                        flamia_ref_hadamard(hx, (size_t)T * Hq, D);
+                        long miss = 0;
+                        for (size_t i = 0; i < nq; i++) rtmp[i] = qp[i] - hx[i], miss += rtmp[i] != 0.0f;
+                        if (!miss) break;
+                        flamia_ref_hadamard(rtmp, (size_t)T * Hq, D);
+                        for (size_t i = 0; i < nq; i++) qx[i] += rtmp[i];
+                    }
+                    memcpy(hx, qx, nq * 4);
+                    flamia_ref_hadamard(hx, (size_t)T * Hq, D);
+                    for (size_t r0 = 0; r0 < nq; r0 += D) { /* miss relative to the row's max |target| */
+                        double dm = 0, tm = 0;
+                        for (size_t i = r0; i < r0 + D; i++) {
+                            res->rot_miss += hx[i] != qp[i];
+                            dm = fmax(dm, fabs((double)hx[i] - qp[i])), tm = fmax(tm, fabs(qp[i]));
+                        }
+                        if (dm > 0) res->rot_miss_rel = fmax(res->rot_miss_rel, tm > 0 ? dm / tm : INFINITY);
+                    }
+                    qin = qx, sop = hx;
+                } else { /* mode 0: the reference rotates the perturbed input */
+                    memcpy(hx, qp, nq * 4);
+                    flamia_ref_hadamard(hx, (size_t)T * Hq, D);
+                    sop = hx;
+                }
+            }
             const float *vin = v;
             if (mode >= 2) {
                 for (size_t i = 0; i < nk; i++) vp[i] = (float)(vh[i] * (1.0 + eps * rng_normal(&pr)));
                 vin = vp;
             }
             if (mode >= 1) { /* the gradient payload must stay Q^ */
-                flamia_ref_quantize_operand(&rec.q, &sh, Hq, rec.token_block, qp, tmp);
+                flamia_ref_quantize_operand(&rec.q, &sh, Hq, rec.token_block, sop, tmp);
                 for (size_t i = 0; i < nq; i++) res->payload_mismatch += tmp[i] != qh[i];
             }
             if (ri == 0) { /* score shift against the recipe's score payloads */
                 float *kh = malloc(nk * 4);
-                flamia_ref_quantize_operand(&rec.k_score, &sh, Hkv, rec.token_block, k, kh);
-                if (mode >= 1) res->sshift[ei] = score_shift(qh, qp, kh, &sh);
+                flamia_ref_quantize_operand(&rec.k_score, &sh, Hkv, rec.token_block, kop, kh);
+                if (mode >= 1) res->sshift[ei] = score_shift(qh, sop, kh, &sh);
                 else {
-                    flamia_ref_quantize_operand(&rec.q_score, &sh, Hq, rec.token_block, qp, tmp);
+                    flamia_ref_quantize_operand(&rec.q_score, &sh, Hq, rec.token_block, sop, tmp);
                     res->sshift[ei] = score_shift(qh, tmp, kh, &sh);
                 }
                 free(kh);
             }
-            die(flamia_ref_backward(&recp, &sh, qp, k, vin, o, lse, g, pq, pk, pv), "pert backward");
+            die(flamia_ref_backward(&recp, &sh, qin, k, vin, o, lse, g, pq, pk, pv), "pert backward");
             const float *P[3] = {pq, pk, pv}, *R[3] = {rq, rk, rv};
             const double *F[3] = {q64, k64, v64};
             const size_t N[3] = {nq, nk, nk};
@@ -277,6 +341,7 @@ static void run_one(int cs, int seed, int mode, result *res) {
     free(q), free(k), free(v), free(g), free(q64), free(k64), free(v64), free(o), free(lse);
     free(rq), free(rk), free(rv), free(pq), free(pk), free(pv), free(qh), free(vh), free(qp), free(vp), free(tmp);
     free(fq), free(fk), free(fv);
+    free(qrot), free(krot), free(qx), free(hx), free(rtmp);
 }
 
 static int cmpd(const void *a, const void *b) {
@@ -307,6 +372,15 @@ static int over(const double *v, int st, double b) {
 int main(int argc, char **argv) {
     const int seeds = argc > 1 ? atoi(argv[1]) : 100, mode = argc > 2 ? atoi(argv[2]) : 2;
     const char *cases = argc > 3 ? argv[3] : "ABC";
+    const char *eps_sel = getenv("BOUND_STUDY_LOG2EPS");
+    if (eps_sel) {
+        int found = 0;
+        for (int ei = 0; ei < NEPS; ei++) found += eps_on[ei] = eps_log2[ei] == atof(eps_sel);
+        if (!found) {
+            fprintf(stderr, "BOUND_STUDY_LOG2EPS=%s: not one of -20 -16 -13 -12 -11\n", eps_sel);
+            return 2;
+        }
+    }
     setenv("FLAMIA_REF_THREADS", "1", 1); /* parallel over seeds instead */
     static const char *mname[3] = {"Qin: q(1+eps N) at the input", "S: score operand Q^(1+eps N)",
                                    "S+dP: score operand Q^(1+eps N), dP operand V^(1+eps N)"};
@@ -330,11 +404,12 @@ int main(int argc, char **argv) {
                 for (int ri = 0; ri < NREC; ri++) {
                     for (int ei = 0; ei < NEPS; ei++)
                         for (int gi = 0; gi < NG; gi++) {
+                            if (!eps_on[ei]) continue;
                             fprintf(fd, "%c %d %d %d %s %s", 'A' + cs, mode, sd, ri, "clean", gname[gi]);
                             for (int st = 0; st < NST; st++) fprintf(fd, " %.6g", res[sd].st[ri][ei][gi][st]);
                             fprintf(fd, " %.0f\n", eps_log2[ei]);
                         }
-                    for (int f = 0; f < NF; f++) {
+                    for (int f = 0; f < NF && eps_on[fault_eps]; f++) {
                         fprintf(fd, "%c %d %d %d F%d %s", 'A' + cs, mode, sd, ri, f + 1, gname[f == 1 ? 1 : f == 2 ? 2 : 0]);
                         for (int st = 0; st < NST; st++) fprintf(fd, " %.6g", res[sd].fs[ri][f][st]);
                         fprintf(fd, " %.0f\n", eps_log2[fault_eps]);
@@ -346,9 +421,17 @@ int main(int argc, char **argv) {
         double Tm = 0;
         for (int sd = 0; sd < seeds; sd++) mism += res[sd].payload_mismatch, Tm += res[sd].T;
         printf("\n== case %s (mean T %.0f), payload re-quantization mismatches %ld\n", cname[cs], Tm / seeds, mism);
+        if (cs == 6 && mode >= 1) {
+            long miss = 0;
+            double mrel = 0;
+            for (int sd = 0; sd < seeds; sd++) miss += res[sd].rot_miss, mrel = fmax(mrel, res[sd].rot_miss_rel);
+            printf("   Hadamard pre-image: %ld elements (all seeds, recipes, eps) with H x != Q^(1+eps N), max over rows of max miss / max |target| %.2e\n",
+                   miss, mrel);
+        }
         printf("   score shift (mean over 128x128 tiles of max|dS|/max|S|, mxfp8), median over seeds:");
         double *x = malloc(seeds * sizeof *x), qv[4];
         for (int ei = 0; ei < NEPS; ei++) {
+            if (!eps_on[ei]) continue;
             for (int sd = 0; sd < seeds; sd++) x[sd] = res[sd].sshift[ei];
             quant(x, seeds, qv);
             printf("  2^%.0f: %.2e", eps_log2[ei], qv[0]);
@@ -360,6 +443,7 @@ int main(int argc, char **argv) {
         printf("\n");
         for (int ri = 0; ri < NREC; ri++)
             for (int ei = 0; ei < NEPS; ei++) {
+                if (!eps_on[ei]) continue;
                 for (int gi = 0; gi < NG; gi++) {
                     printf("   %-11s 2^%-4.0f %-2s |", recs[ri], eps_log2[ei], gname[gi]);
                     for (int st = 0; st < NST; st++) {
@@ -388,6 +472,7 @@ int main(int argc, char **argv) {
                 printf("\n");
             }
         static const char *fn[NF] = {"F1 dQ row x2", "F2 dK 32-blk x2", "F3 dV row =0", "F4 dQ x1.125"};
+        if (!eps_on[fault_eps]) goto case_done;
         printf("   faults at eps 2^%.0f, on the faulted gradient: p50/min of (a) | (b) | (c) | (d) | (e) | (f) | %% of seeds detected by:",
                eps_log2[fault_eps]);
         for (int b = 0; b < NB; b++) printf(" %s", bnm[b]);
@@ -409,6 +494,7 @@ int main(int argc, char **argv) {
                 }
                 printf("\n");
             }
+    case_done:
         fflush(stdout);
         free(x);
         free(res);

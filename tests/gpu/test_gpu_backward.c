@@ -15,17 +15,19 @@
  *   mxfp8, mxfp8-exact (FP8 wgmma kernel): the FP8 accumulation moves P and dS codes
  *     across E4M3 rounding midpoints, and dV multiplies P in F16 (relative 2^-11). Bounds
  *     from dev/backward/bound_study.c (the reference on a problem whose score and dP operands
- *     are perturbed like the H200's FP8 accumulation, 200 seeds x 3 cases x 2 recipes; it
- *     reproduces the H200's observed tails) for each gradient:
+ *     are perturbed like the H200's FP8 accumulation; all 7 FP8 case kinds of this test, both
+ *     recipes, 100-200 seeds each: 2,000 clean case runs at eps 2^-12, where the H200's
+ *     observed tails fall) for each gradient:
  *       GPU-vs-ref <= kBwdRatio (0.5) x ref-vs-FP64            (study max 0.32, median 0.1)
- *       GPU-vs-FP64 <= kBwdF64Slack (1.12) x ref-vs-FP64       (study max 1.04)
- *       max |d| <= kBwdMaxRel (2^-2) max |ref|                 (study max 0.20; one code flip
- *                                                               of a dominant term is 2^-3)
+ *       GPU-vs-FP64 <= kBwdF64Slack (1.12) x ref-vs-FP64       (study max 1.05)
+ *       max |d| <= kBwdMaxRel (0.375) max |ref|                (study p99.9 0.17, max 0.24: one
+ *         code flip of a dominant term is up to 2^-3, of P and of dS together 2^-2, rarely more;
+ *         a single garbage element; wrong rows are the row bound's job)
  *       every (token, head) row: ||d|| <= kBwdRowRel (0.5) (||ref row|| + 2^-5 max row ||ref||)
- *                                                              (study max 0.29)
- *     0 of 3,600 emulated clean runs fail these; the row bound catches a single row of dQ
- *     doubled or of dV zeroed in 60-100 % of runs, where the old global-only bounds
- *     (0.25 / 1.05 / 2^-3) caught 20-60 % and failed 1-4 % of clean runs.
+ *                                                              (study max 0.31)
+ *     No emulated clean run fails these; the row bound catches a single row of dQ doubled or
+ *     of dV zeroed in 59-100 % of runs, where the old global-only bounds (0.25 / 1.05 / 2^-3)
+ *     caught 18-76 % and failed 1-4 % of clean runs.
  *   FLAMIA_SM90_BWD=plain runs the FP32 kernel for the FP8 recipes too (then ~1e-5).
  */
 #include "gpu_common.h"
@@ -37,7 +39,7 @@ typedef struct {
 } cmp_t;
 
 /* the FP8 recipes' bounds (header comment; dev/backward/bound_study.c) */
-static const double kBwdRatio = 0.5, kBwdF64Slack = 1.12, kBwdMaxRel = 0.25, kBwdRowRel = 0.5;
+static const double kBwdRatio = 0.5, kBwdF64Slack = 1.12, kBwdMaxRel = 0.375, kBwdRowRel = 0.5;
 
 static cmp_t compare(const uint16_t *gpu, const float *ref, const double *f64, size_t n) {
     cmp_t c = {0};
