@@ -27,8 +27,9 @@
  * encoded. E4M3 encoding uses the hardware conversion
  * cvt.rn.satfinite.e4m3x2.f32, which equals flamia_fmt_e4m3_encode on every
  * float (tests/gpu/test_gpu_e4m3_cvt.cu checks all 2^32 inputs), and the
- * exponent rule is flamia_fmt_block_exponent itself: the result is bit-exact
- * against a host quantization with flamia_formats.h (tests/gpu).
+ * exponent rule is flamia_fmt_block_exponent's (branch-free in sm90_e4m3.cuh, equal on
+ * every float): the result is bit-exact against a host quantization with
+ * flamia_formats.h (tests/gpu).
  */
 #include <cuda_runtime.h>
 #include <stdint.h>

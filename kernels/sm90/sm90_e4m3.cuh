@@ -19,19 +19,17 @@ __device__ __forceinline__ uint32_t flamia_cvt_e4m3x2(float a, float b) {
     return r;
 }
 
-/* flamia_fmt_block_exponent(amax, CEIL) for amax >= 0, branch-free for normal amax:
- * amax = (1+f) 2^E, 448 = 1.75 2^8, so e = E - 8 + (f > 0.75), clamped below at -127
- * (the formats header's rule returns -127 whenever E - 8 < -127). Zero, subnormal and
- * non-finite amax take the header's path. Checked on every float by
- * tests/gpu/test_gpu_e4m3_cvt.cu. */
-__device__ __forceinline__ int flamia_block_exponent_ceil_fast(float amax) {
-    const uint32_t u = __float_as_uint(amax);
-    const uint32_t be = u >> 23;
-    if (be - 1u < 254u && amax <= 3.4e38f) { /* the header treats amax > 3.4e38 as overflow */
-        const int e = (int)be - 135 + ((u & 0x7fffffu) > 0x600000u ? 1 : 0);
-        return e < -127 ? -127 : e;
-    }
-    return flamia_fmt_block_exponent(amax, 0);
+/* flamia_fmt_block_exponent(amax, CEIL) on every float, branch-free: amax = (1+f) 2^E,
+ * 448 = 1.75 2^8, so e = E - 8 + (f > 0.75), clamped below at -127 (the formats header
+ * returns -127 whenever E - 8 < -127, subnormals included); amax > 3.4e38 (the header's
+ * overflow test, infinity included) and NaN give 127, amax <= 0 gives -127. Host and
+ * device: checked on all 2^32 floats by tests/cpu/test_block_exponent.cu (host) and
+ * tests/gpu/test_gpu_e4m3_cvt.cu (GPU). */
+__host__ __device__ __forceinline__ int flamia_block_exponent_ceil_fast(float amax) {
+    const uint32_t u = flamia_fbits(amax);
+    const int e = (int)(u >> 23) - 135 + ((u & 0x7fffffu) > 0x600000u ? 1 : 0);
+    const int en = e < -127 ? -127 : e;
+    return (amax > 3.4e38f || amax != amax) ? 127 : (amax > 0.f ? en : -127);
 }
 
 /* per-halfword unsigned max (sm_90 VIMNMX.U16x2) */
