@@ -33,11 +33,14 @@ FLAMIA_HD float flamia_bitsf(uint32_t u) {
     return x;
 }
 
-/* 2^e for e in [-149, 127], exact (builds the bits; no libm). */
+/* 2^e for e in [-149, 127], exact (builds the bits; no libm); 0 below. Written as selects,
+ * not branches: the sm90 kernels call it per tile and row, where ptxas turned the branchy
+ * form into divergent code with convergence barriers (tests/cpu/test_formats.c checks it
+ * against the branchy definition on every int it can be given). */
 FLAMIA_HD float flamia_pow2f(int e) {
-    if (e >= -126) return flamia_bitsf((uint32_t)(e + 127) << 23);
-    if (e >= -149) return flamia_bitsf(1u << (e + 149));
-    return 0.0f;
+    const uint32_t normal = (uint32_t)(e + 127) << 23;
+    const uint32_t subnormal = (e >= -149 && e < -126) ? 1u << ((e + 149) & 31) : 0u;
+    return flamia_bitsf(e >= -126 ? normal : subnormal);
 }
 
 /* floor(log2 |x|) for finite nonzero x (subnormals included). */

@@ -66,6 +66,15 @@ static void e2m1(void) {
     CHECK(flamia_e2m1_encode(NAN) == 7, "e2m1 NaN");
 }
 
+/* 2^e exact over its documented range (normals and subnormals), 0 below it */
+static void pow2_values(void) {
+    for (int e = -149; e <= 127; e++) {
+        const float want = (float)ldexp(1.0, e), got = flamia_pow2f(e);
+        CHECK(memcmp(&want, &got, sizeof got) == 0, "pow2f(%d) = %a, want %a", e, (double)got, (double)want);
+    }
+    for (int e = -150; e >= -100000; e--) CHECK(flamia_pow2f(e) == 0.0f && !signbit(flamia_pow2f(e)), "pow2f(%d) != +0", e);
+}
+
 static void exponent_rules(void) {
     CHECK(flamia_block_exponent(448.0f, FLAMIA_EXP_CEIL) == 0, "448 fits at e=0");
     CHECK(flamia_block_exponent(nextafterf(448.0f, 1e9f), FLAMIA_EXP_CEIL) == 1, "just above 448");
@@ -125,6 +134,7 @@ int main(void) {
     e4m3_codes();
     e4m3_rounding();
     e2m1();
+    pow2_values();
     exponent_rules();
     nvfp4_and_bf16();
     return TEST_EXIT();
