@@ -34,9 +34,9 @@ FLAMIA_HD float flamia_bitsf(uint32_t u) {
 }
 
 /* 2^e for e in [-149, 127], exact (builds the bits; no libm); 0 below. Written as selects,
- * not branches: the sm90 kernels call it per tile and row, where ptxas turned the branchy
- * form into divergent code with convergence barriers (tests/cpu/test_formats.c checks it
- * against the branchy definition on every int it can be given). */
+ * not branches: the sm90 kernels call it per tile and row, where ptxas turned two `if`s
+ * into divergent code with convergence barriers. tests/cpu/test_formats.c checks every e
+ * in [-149, 127] against ldexp and +0 below, down to -100000. */
 FLAMIA_HD float flamia_pow2f(int e) {
     const uint32_t normal = (uint32_t)(e + 127) << 23;
     const uint32_t subnormal = (e >= -149 && e < -126) ? 1u << ((e + 149) & 31) : 0u;
