@@ -46,4 +46,7 @@ for s in $STEPS; do
     *) echo "unknown step $s (bwd fwd quant tests latency sanitize sass)"; exit 2 ;;
     esac
 done
-echo "--- summary"; printf '%s\n' "${summary[@]}"
+echo "--- summary"; printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+# the device tool returns at most 8 files from $OUT: logs and text reports go back as one
+# archive so that the HDF5 files and join.md are never the ones left out
+( cd "$OUT" && logs=$(ls *.log *.txt 2>/dev/null) && [ -n "$logs" ] && tar czf logs.tgz $logs && rm -f $logs )
