@@ -29,7 +29,7 @@
  * to compare with dev/forward/fp8_acc_probe.cu (H200: 2.5e-4 N(0,1), 4.1e-4 outlier K channels); and synthetic
  * faults on the perturbed gradients at eps = 2^-12: F1 one (token, head) row of dQ x2, F2 one 32-token block of dK rows of one kv head x2,
  * F3 one (token, kv head) row of dV zeroed, F4 all of dQ x (1+2^-3) (re-rounded to BF16).
- * Build: gcc -O2 -std=c11 -Ikernels/include -Ikernels/formats dev/backward/bound_study.c
+ * Build: gcc -O2 -std=c11 -Ikernels/include -Ikernels/formats -Itests/gpu dev/backward/bound_study.c
  *        build/kernels/libflamia.a -lm -lpthread -fopenmp -o /tmp/bound_study
  *   (or, without a build dir, the sources: replace the .a by kernels/ref/ *.c (no space) kernels/formats/formats.c, add -Ikernels/ref)
  * Run:   /tmp/bound_study [SEEDS=100] [MODE=2] [CASES=ABC]   (CASES any of ABCDEFG; parallel over seeds: OMP_NUM_THREADS;
@@ -44,63 +44,12 @@
 #include <omp.h>
 #include "flamia.h"
 #include "flamia_formats.h"
+#include "test_inputs.h" /* tests/gpu: the test's own input draws */
 
 /* not in the public header (kernels/ref/ref_internal.h) */
 void flamia_ref_quantize_operand(const flamia_operand_quant *spec, const flamia_shape *s, int heads, int token_block,
                                  const float *x, float *xq);
 void flamia_ref_hadamard(float *x, size_t rows, int D);
-
-/* ---- copies of tests/gpu/gpu_common.h (that header pulls in the CUDA runtime) */
-typedef struct { uint64_t s; } rng_t;
-static uint64_t rng_u64(rng_t *r) {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static double rng_uniform(rng_t *r) { return (double)(rng_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
-static int rng_int(rng_t *r, int lo, int hi) { return lo + (int)(rng_u64(r) % (uint64_t)(hi - lo + 1)); }
-static double rng_normal(rng_t *r) {
-    double u = rng_uniform(r), v = rng_uniform(r);
-    if (u < 1e-300) u = 1e-300;
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-static int cu_from_lens(const int *lens, int n, int32_t *cu) {
-    cu[0] = 0;
-    for (int i = 0; i < n; i++) cu[i + 1] = cu[i] + lens[i];
-    return cu[n];
-}
-static int max_len(const int32_t *cu, int n) {
-    int m = 0;
-    for (int i = 0; i < n; i++)
-        if (cu[i + 1] - cu[i] > m) m = cu[i + 1] - cu[i];
-    return m;
-}
-static int random_lens(rng_t *r, int target, int *lens, int cap) {
-    static const int pool[] = {1, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 200, 255, 257, 300, 385};
-    int n = 0, t = 0;
-    while (t < target && n < cap) {
-        int l = pool[rng_u64(r) % (sizeof pool / sizeof pool[0])];
-        if (rng_uniform(r) < 0.3) l = rng_int(r, 1, 400);
-        if (t + l > target) l = target - t;
-        lens[n++] = l;
-        t += l;
-    }
-    return n;
-}
-static void fill_bf16(rng_t *r, float *x, size_t n, double scale) {
-    for (size_t i = 0; i < n; i++) x[i] = flamia_round_bf16((float)(rng_normal(r) * scale));
-}
-static void scale_channels(rng_t *r, float *x, size_t rows, int D, int count, float factor) {
-    unsigned char taken[256] = {0};
-    for (int o = 0; o < count && o < D; o++) {
-        int ch;
-        do ch = rng_int(r, 0, D - 1);
-        while (taken[ch]);
-        taken[ch] = 1;
-        for (size_t t = 0; t < rows; t++) x[t * D + ch] = flamia_round_bf16(x[t * D + ch] * factor);
-    }
-}
 
 /* ---- statistics */
 enum { NEPS = 5, NREC = 2, NG = 3, NST = 6, NF = 4, NCASE = 7, D = 128 };
@@ -211,11 +160,11 @@ static void run_one(int cs, int seed, int mode, result *res) {
     res->T = T, res->ndocs = ndocs;
     const size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
     float *q = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nk * 4), *g = malloc(nq * 4);
-    fill_bf16(&r, q, nq, 1.0);
-    fill_bf16(&r, k, nk, 1.0);
-    fill_bf16(&r, v, nk, 1.0);
-    fill_bf16(&r, g, nq, 1e-2);
-    scale_channels(&r, k, (size_t)T * Hkv, D, 3, 8.0f);
+    fill_bf16(&r, q, NULL, nq, 1.0);
+    fill_bf16(&r, k, NULL, nk, 1.0);
+    fill_bf16(&r, v, NULL, nk, 1.0);
+    fill_bf16(&r, g, NULL, nq, 1e-2);
+    scale_channels(&r, k, NULL, (size_t)T * Hkv, D, 3, 8.0f);
     flamia_shape sh = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
     double *q64 = malloc(nq * 8), *k64 = malloc(nk * 8), *v64 = malloc(nk * 8);
     die(flamia_ref64_backward(&sh, q, k, v, g, q64, k64, v64), "ref64_backward");

@@ -12,6 +12,8 @@
 
 #include "flamia.h"
 #include "flamia_formats.h"
+#include "sm90_launch.h" /* the kernels' workspace layout, which some tests read */
+#include "test_inputs.h"
 
 #define SKIP_CODE 77
 
@@ -41,24 +43,6 @@ static inline void gpu_skip_if_unavailable(const char *name) {
     }
 }
 
-/* ---- deterministic random numbers (splitmix64) */
-typedef struct { uint64_t s; } rng_t;
-static inline uint64_t rng_u64(rng_t *r) {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static inline double rng_uniform(rng_t *r) { return (double)(rng_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
-static inline int rng_int(rng_t *r, int lo, int hi) { /* [lo, hi] */
-    return lo + (int)(rng_u64(r) % (uint64_t)(hi - lo + 1));
-}
-static inline double rng_normal(rng_t *r) {
-    double u = rng_uniform(r), v = rng_uniform(r);
-    if (u < 1e-300) u = 1e-300;
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-
 /* Fresh inputs every run; FLAMIA_TEST_SEED=n repeats one. */
 static inline uint64_t gpu_seed(const char *name) {
     const char *env = getenv("FLAMIA_TEST_SEED");
@@ -68,58 +52,15 @@ static inline uint64_t gpu_seed(const char *name) {
     return seed;
 }
 
-/* ---- packed layouts */
-/* Fills cu[0..n] from lens[0..n-1]; returns T. */
-static inline int cu_from_lens(const int *lens, int n, int32_t *cu) {
-    cu[0] = 0;
-    for (int i = 0; i < n; i++) cu[i + 1] = cu[i] + lens[i];
-    return cu[n];
-}
-static inline int max_len(const int32_t *cu, int n) {
-    int m = 0;
-    for (int i = 0; i < n; i++)
-        if (cu[i + 1] - cu[i] > m) m = cu[i + 1] - cu[i];
-    return m;
-}
-/* Random document lengths with 1-token documents, odd lengths, lengths around
- * multiples of 32 and 128; total about `target`. Returns the number of docs. */
-static inline int random_lens(rng_t *r, int target, int *lens, int cap) {
-    static const int pool[] = {1, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 200, 255, 257, 300, 385};
-    int n = 0, t = 0;
-    while (t < target && n < cap) {
-        int l = pool[rng_u64(r) % (sizeof pool / sizeof pool[0])];
-        if (rng_uniform(r) < 0.3) l = rng_int(r, 1, 400);
-        if (t + l > target) l = target - t;
-        lens[n++] = l;
-        t += l;
-    }
-    return n;
-}
-
-/* ---- BF16 tensors: random values held as floats that are exact BF16 values */
-static inline void fill_bf16(rng_t *r, float *x, uint16_t *b, size_t n, double scale) {
-    for (size_t i = 0; i < n; i++) {
-        b[i] = flamia_bf16_bits((float)(rng_normal(r) * scale));
-        x[i] = flamia_bf16_value(b[i]);
-    }
-}
-
-/* Outlier channels, as in real activations: `count` distinct random channels of every row
- * of x [rows][D] (floats that are BF16 values, and their BF16 bits) scaled by `factor`.
- * Distinct: a channel drawn twice was scaled by factor^2 (x64 for 3 channels x8), an
- * input far outside the stated setting (it happens in ~2 % of the draws). */
-static inline void scale_channels(rng_t *r, float *x, uint16_t *b, size_t rows, int D, int count, float factor) {
-    unsigned char taken[256] = {0}; /* D <= 256 */
-    for (int o = 0; o < count && o < D; o++) {
-        int ch;
-        do ch = rng_int(r, 0, D - 1);
-        while (taken[ch]);
-        taken[ch] = 1;
-        for (size_t t = 0; t < rows; t++) {
-            b[t * D + ch] = flamia_bf16_bits(x[t * D + ch] * factor);
-            x[t * D + ch] = flamia_bf16_value(b[t * D + ch]);
-        }
-    }
+/* The workspace layout the kernels use for a batch of T tokens (sm90_launch.h). */
+static inline struct flamia_sm90_layout gpu_workspace_layout(int T, int Hq, int Hkv, int D) {
+    struct flamia_sm90_problem P;
+    memset(&P, 0, sizeof P);
+    P.total_tokens = T;
+    P.heads_q = Hq;
+    P.heads_kv = Hkv;
+    P.head_dim = D;
+    return flamia_sm90_layout_of(&P);
 }
 
 static inline void *dmalloc(size_t bytes) {

@@ -33,7 +33,6 @@
  * accumulation moves a P code (numerics.md 8).
  */
 #include "gpu_common.h"
-#include "sm90_launch.h" /* workspace layout: V exponents, Q/K payloads, row_frame */
 
 static const double kEvalRate = 1e-3;
 
@@ -114,13 +113,7 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
     CK(cudaStreamSynchronize(st));
     CK(cudaGetLastError());
 
-    struct flamia_sm90_problem P;
-    memset(&P, 0, sizeof P);
-    P.total_tokens = T;
-    P.heads_q = Hq;
-    P.heads_kv = Hkv;
-    P.head_dim = D;
-    const struct flamia_sm90_layout L = flamia_sm90_layout_of(&P);
+    const struct flamia_sm90_layout L = gpu_workspace_layout(T, Hq, Hkv, D);
     uint8_t *fc = xmalloc(ncodes), *bc = xmalloc(ncodes), *qc = xmalloc(nq), *kc = xmalloc(nk);
     int8_t *ve = xmalloc((size_t)T * Hkv), *qe = xmalloc((size_t)T * Hq), *ke = xmalloc((size_t)T * Hkv);
     float *fr = xmalloc(nframes * 4), *rowf = xmalloc((size_t)T * Hq * 4);

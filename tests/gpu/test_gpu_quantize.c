@@ -10,7 +10,6 @@
  */
 #include "gpu_common.h"
 #include "ref_internal.h" /* flamia_ref_hadamard: the rotation the GPU must match */
-#include "sm90_launch.h"
 
 /* Test inputs that exercise the corners: per-token magnitudes over many
  * binades, zero rows, single-spike rows (the rest goes subnormal in E4M3),
@@ -128,13 +127,7 @@ static void run_case(const char *label, const char *preset, int hadamard, const 
     FL(flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, ws_bytes, NULL));
     CK(cudaDeviceSynchronize());
 
-    struct flamia_sm90_problem P;
-    memset(&P, 0, sizeof P);
-    P.total_tokens = T;
-    P.heads_q = Hq;
-    P.heads_kv = Hkv;
-    P.head_dim = D;
-    struct flamia_sm90_layout L = flamia_sm90_layout_of(&P);
+    const struct flamia_sm90_layout L = gpu_workspace_layout(T, Hq, Hkv, D);
     EXPECT(L.total <= ws_bytes, "%s: layout %zu > workspace %zu", label, L.total, ws_bytes);
 
     int32_t err = -1;
