@@ -139,12 +139,24 @@ FLAMIA_HD int flamia_exp_ceil_for(float amax, float fmt_max) {
     return flamia_clamp_exp(e);
 }
 
+/* flamia_exp_ceil_for(amax, 448) on every float, without branches (the sm90 kernels
+ * evaluate it per block inside their loops): amax = (1+f) 2^E, 448 = 1.75 2^8, so
+ * e = E - 8 + (f > 0.75), clamped below at -127 (subnormals included); amax > 3.4e38
+ * (infinity included) and NaN give 127, amax <= 0 gives -127. tests/cpu/test_formats.c
+ * checks it against flamia_exp_ceil_for on all 2^32 floats, tests/gpu its device build. */
+FLAMIA_HD int flamia_e4m3_exp_ceil(float amax) {
+    const uint32_t u = flamia_fbits(amax);
+    const int e = (int)(u >> 23) - 135 + ((u & 0x7fffffu) > 0x600000u ? 1 : 0);
+    const int en = e < FLAMIA_EXP_MIN ? FLAMIA_EXP_MIN : e;
+    return (amax > 3.4e38f || amax != amax) ? FLAMIA_EXP_MAX : (amax > 0.0f ? en : FLAMIA_EXP_MIN);
+}
+
 /* rule 0 = CEIL, 1 = FLOOR_OCP (matches flamia_exp_rule). */
 FLAMIA_HD int flamia_fmt_block_exponent(float amax, int rule) {
+    if (rule == 0) return flamia_e4m3_exp_ceil(amax);
     if (!(amax == amax) || amax > 3.4e38f) return FLAMIA_EXP_MAX;
     if (amax <= 0.0f) return FLAMIA_EXP_MIN;
-    if (rule == 1) return flamia_clamp_exp(flamia_ilog2f(amax) - 8);
-    return flamia_exp_ceil_for(amax, FLAMIA_E4M3_MAX);
+    return flamia_clamp_exp(flamia_ilog2f(amax) - 8);
 }
 
 /* ---- E4M3 value with a power-of-two scale: the code of x / 2^e */

@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
                 for (int r = first; r < last; r++)
                     if (s_tokbs[off + r] == bs) m = fmaxf(m, s_amax[r]);
             }
-            const int ex = flamia_block_exponent_ceil_fast(m);
+            const int ex = flamia_fmt_block_exponent(m, 0);
             s_exp[tid] = ex;
             p.do_exp[(size_t)(a + tid) * p.Hq + h] = (int8_t)ex;
         }
@@ -486,7 +486,7 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
                 float a = sRA[ii];
                 if (KIND == 1)
                     for (int r = 0; r < 32; r++) a = fmaxf(a, sRA[r]);
-                const int e = flamia_block_exponent_ceil_fast(a);
+                const int e = flamia_fmt_block_exponent(a, 0);
 #pragma unroll
                 for (int x = 0; x < 4; x++) {
                     float *ps = &sS[ii * 33 + jb + x];
@@ -977,7 +977,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 if (KIND == 1)
 #pragma unroll
                     for (int o = 16; o; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
-                const int e = flamia_block_exponent_ceil_fast(a);
+                const int e = flamia_fmt_block_exponent(a, 0);
                 const bool valid = a > 0.f;
                 sEds[kb * 64 + ql] = valid ? e : NOEXP;
                 sInv[kb * 64 + ql] = valid ? flamia_pow2f(-e) : 0.f;

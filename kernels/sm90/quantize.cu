@@ -27,9 +27,8 @@
  * encoded. E4M3 encoding uses the hardware conversion
  * cvt.rn.satfinite.e4m3x2.f32, which equals flamia_fmt_e4m3_encode on every
  * float (tests/gpu/test_gpu_e4m3_cvt.cu checks all 2^32 inputs), and the
- * exponent rule is flamia_fmt_block_exponent's (branch-free in sm90_e4m3.cuh, equal on
- * every float): the result is bit-exact against a host quantization with
- * flamia_formats.h (tests/gpu).
+ * exponent rule is flamia_fmt_block_exponent itself (branch-free for CEIL): the result is
+ * bit-exact against a host quantization with flamia_formats.h (tests/gpu).
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -250,7 +249,7 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
             if (GRAN == 1) {
 #pragma unroll
                 for (int q = 0; q < NP; q++) {
-                    e[q] = flamia_block_exponent_ceil_fast(ramax[q]);
+                    e[q] = flamia_fmt_block_exponent(ramax[q], 0);
                     const int r = r0 + q * RP;
                     if (c == 0 && r < n) p.exps[ti][(size_t)(a + r) * H + h] = (int8_t)e[q];
                 }
@@ -286,7 +285,7 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
                     }
 #pragma unroll
                     for (int o = TPR / 2; o >= 1; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-                    e[q] = flamia_block_exponent_ceil_fast(m);
+                    e[q] = flamia_fmt_block_exponent(m, 0);
                     if (c == 0 && r < n) p.exps[ti][(size_t)(a + r) * H + h] = (int8_t)e[q];
                 }
             }

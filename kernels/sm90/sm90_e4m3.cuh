@@ -19,19 +19,6 @@ __device__ __forceinline__ uint32_t flamia_cvt_e4m3x2(float a, float b) {
     return r;
 }
 
-/* flamia_fmt_block_exponent(amax, CEIL) on every float, branch-free: amax = (1+f) 2^E,
- * 448 = 1.75 2^8, so e = E - 8 + (f > 0.75), clamped below at -127 (the formats header
- * returns -127 whenever E - 8 < -127, subnormals included); amax > 3.4e38 (the header's
- * overflow test, infinity included) and NaN give 127, amax <= 0 gives -127. Host and
- * device: checked on all 2^32 floats by tests/cpu/test_block_exponent.cu (host) and
- * tests/gpu/test_gpu_e4m3_cvt.cu (GPU). */
-__host__ __device__ __forceinline__ int flamia_block_exponent_ceil_fast(float amax) {
-    const uint32_t u = flamia_fbits(amax);
-    const int e = (int)(u >> 23) - 135 + ((u & 0x7fffffu) > 0x600000u ? 1 : 0);
-    const int en = e < -127 ? -127 : e;
-    return (amax > 3.4e38f || amax != amax) ? 127 : (amax > 0.f ? en : -127);
-}
-
 /* per-halfword unsigned max (sm_90 VIMNMX.U16x2) */
 __device__ __forceinline__ uint32_t flamia_vmax_u16x2(uint32_t a, uint32_t b) {
     uint32_t r;

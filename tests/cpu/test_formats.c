@@ -75,6 +75,19 @@ static void pow2_values(void) {
     for (int e = -150; e >= -100000; e--) CHECK(flamia_pow2f(e) == 0.0f && !signbit(flamia_pow2f(e)), "pow2f(%d) != +0", e);
 }
 
+/* the CEIL rule's branch-free form equals its definition, flamia_exp_ceil_for(., 448), on
+ * every float (including NaN, infinities, subnormals, negatives) */
+static void e4m3_exp_ceil_all_floats(void) {
+    unsigned long long bad = 0;
+    uint32_t first = 0;
+    for (uint64_t i = 0; i < (1ull << 32); i++) {
+        const float x = flamia_bitsf((uint32_t)i);
+        if (flamia_fmt_block_exponent(x, 0) != flamia_exp_ceil_for(x, FLAMIA_E4M3_MAX) && !bad++) first = (uint32_t)i;
+    }
+    CHECK(bad == 0, "CEIL block exponent differs from flamia_exp_ceil_for on %llu floats (first bits 0x%08x)", bad,
+          first);
+}
+
 static void exponent_rules(void) {
     CHECK(flamia_block_exponent(448.0f, FLAMIA_EXP_CEIL) == 0, "448 fits at e=0");
     CHECK(flamia_block_exponent(nextafterf(448.0f, 1e9f), FLAMIA_EXP_CEIL) == 1, "just above 448");
@@ -135,6 +148,7 @@ int main(void) {
     e4m3_rounding();
     e2m1();
     pow2_values();
+    e4m3_exp_ceil_all_floats();
     exponent_rules();
     nvfp4_and_bf16();
     return TEST_EXIT();
