@@ -44,13 +44,19 @@ static const double kBwdRatio = 0.5, kBwdF64Slack = 1.12, kBwdMaxRel = 0.375, kB
 static cmp_t compare(const uint16_t *gpu, const float *ref, const double *f64, size_t n) {
     cmp_t c = {0};
     double num = 0, den = 0, n64 = 0, g64 = 0, d64 = 0, dmax = 0, rmax = 0, gf = 0, gg = 0, rf = 0;
+    /* per row of 128 (one token, one head): ||ref row||^2 and ||d row||^2 */
+    const size_t rows = n / 128;
+    double *row_ref = xmalloc(2 * rows * sizeof(double)), *row_d = row_ref + rows;
+    memset(row_ref, 0, 2 * rows * sizeof(double));
     for (size_t i = 0; i < n; i++) {
         const double g = flamia_bf16_value(gpu[i]);
+        row_ref[i / 128] += (double)ref[i] * ref[i];
         if (!isfinite(g)) {
             c.nonfinite++;
             continue;
         }
         const double d = g - ref[i];
+        row_d[i / 128] += d * d;
         num += d * d;
         den += (double)ref[i] * ref[i];
         n64 += (ref[i] - f64[i]) * (ref[i] - f64[i]);
@@ -62,23 +68,12 @@ static cmp_t compare(const uint16_t *gpu, const float *ref, const double *f64, s
         if (fabs(d) > dmax) dmax = fabs(d);
         if (fabs(ref[i]) > rmax) rmax = fabs(ref[i]);
     }
-    /* rows of 128 (one token, one head): rows far below the largest are judged against a
-     * floor of 2^-5 of the largest row's norm */
+    /* rows far below the largest are judged against a floor of 2^-5 of the largest row's norm */
     double rowmax = 0;
-    for (size_t r = 0; r < n / 128; r++) {
-        double rr = 0;
-        for (size_t i = r * 128; i < r * 128 + 128; i++) rr += (double)ref[i] * ref[i];
-        rowmax = fmax(rowmax, sqrt(rr));
-    }
-    for (size_t r = 0; r < n / 128; r++) {
-        double rr = 0, dd = 0;
-        for (size_t i = r * 128; i < r * 128 + 128; i++) {
-            const double g = flamia_bf16_value(gpu[i]), d = isfinite(g) ? g - ref[i] : 0.0;
-            rr += (double)ref[i] * ref[i];
-            dd += d * d;
-        }
-        c.rowrel = fmax(c.rowrel, sqrt(dd) / (sqrt(rr) + ldexp(rowmax, -5) + 1e-300));
-    }
+    for (size_t r = 0; r < rows; r++) rowmax = fmax(rowmax, sqrt(row_ref[r]));
+    for (size_t r = 0; r < rows; r++)
+        c.rowrel = fmax(c.rowrel, sqrt(row_d[r]) / (sqrt(row_ref[r]) + ldexp(rowmax, -5) + 1e-300));
+    free(row_ref);
     c.rel = sqrt(num / (den + 1e-300));
     c.rel64 = sqrt(n64 / (d64 + 1e-300));
     c.gpu64 = sqrt(g64 / (d64 + 1e-300));
