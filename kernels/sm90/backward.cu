@@ -133,6 +133,12 @@ struct PreParams {
     int *err;
     const int32_t *cu;
     int T, Hq, num_docs;
+    /* FP8 kinds: the main kernel's row constants (layout bwd_rows) from the forward's final
+     * frame, lse, eQ and this kernel's D and eDO */
+    float *rows;
+    const float *row_frame, *lse;
+    const int8_t *qe;
+    float c;
 };
 
 /* GRAN: 32 token blocks (mxfp8), 1 per token (exact), 0 BF16. grid (windows of 32, Hq). */
@@ -142,6 +148,7 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
     __shared__ float s_amax[64];
     __shared__ int s_exp[64];
     __shared__ int s_range[2];
+    __shared__ float s_delta[64];
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int h = blockIdx.y, T = p.T, w0 = blockIdx.x * 32;
     int a, b;
@@ -247,11 +254,28 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
         acc = fmaf(dq[3], __uint_as_float(oraw.y & 0xffff0000u), acc);
 #pragma unroll
         for (int o = 16; o; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-        if (lane == 0) p.delta[row] = acc;
+        if (lane == 0) {
+            p.delta[row] = acc;
+            s_delta[r] = acc;
+        }
     }
     if (GRAN != 0) {
         const unsigned any = __ballot_sync(0xffffffffu, bad);
         if (any && lane == 0) atomicOr(p.err, 1);
+        __syncthreads();
+        if (tid < n) { /* row constants, one thread per token (consecutive: coalesced per field) */
+            const size_t row = (size_t)(a + tid) * p.Hq + h;
+            float *w = p.rows + (size_t)h * 8 * T + a + tid;
+            const float m = p.row_frame[row];
+            const int eq = p.qe[row], edo = s_exp[tid];
+            w[0] = p.c * flamia_pow2f(eq);
+            w[(size_t)T] = 8389128.f - m; /* 2^23 + 520 - m: the exp split's addend (m integral, |m| < 2^22) */
+            w[2 * (size_t)T] = (float)exp2((double)m - (double)p.lse[row] / kLn2) * 0.00390625f;
+            w[3 * (size_t)T] = s_delta[tid];
+            w[4 * (size_t)T] = flamia_pow2f(edo);
+            w[5 * (size_t)T] = __int_as_float(edo);
+            w[7 * (size_t)T] = __int_as_float(eq);
+        }
     }
 }
 
@@ -342,6 +366,7 @@ struct MainParams {
     const int8_t *qe, *ke, *ve, *doe;
     const uint16_t *qb, *kb, *vb, *dob;
     const float *row_frame, *lse, *delta;
+    const float *rows; /* FP8 main kernel: the row constants (layout bwd_rows) */
     float *dq_acc;
     int *dq_turn; /* deterministic dQ (DET kernels): the turn counters, zeroed per call */
     uint16_t *dk, *dv;
@@ -794,31 +819,21 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
             }
         }
-        if (tid < 128) {
+        { /* row constants of query q0 + r, natural order (SoA: field w at w * 128 + r): the
+             dO preprocessing's record by cp.async; the causal / document limit (field 6)
+             here; rows past the document their neutral values (no P, no dS, eQ excluded from
+             the dK block exponent) */
             float *row = (float *)(smem + SM::kRow + b * SM::kRowBytes);
-            const int i = q0 + tid;
-            float cr = 0.f, m = 0.f, nr = 0.f, dl = 0.f, dof = 0.f, pvf = 0.f;
-            int qlim = -1, eq = NOEXP;
-            if (i < len) {
-                const size_t r = (size_t)(ds + i) * p.Hq + h;
-                m = p.row_frame[r];
-                nr = (float)exp2((double)m - (double)p.lse[r] / kLn2) * 0.00390625f;
-                dl = p.delta[r];
-                eq = p.qe[r];
-                cr = p.c * flamia_pow2f(eq);
-                const int edo = p.doe[r];
-                dof = flamia_pow2f(edo);
-                pvf = pow2z(edo - G + 14); /* dV operand: P 2^(eDO - G + 14) in F16 (<= 2^14 1.07) */
-                qlim = p.causal ? i : len - 1;
+            const int r = tid & 127, i = q0 + r;
+            const bool ok = i < len;
+            const float *src = p.rows + (size_t)h * 8 * p.T + ds + i;
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const int w = (tid >> 7) + 2 * k; /* warpgroup 0: fields 0 2 4 6, 1: 1 3 5 7 */
+                if (w == 6) ((int *)row)[768 + r] = ok ? (p.causal ? i : len - 1) : -1;
+                else if (ok) cp_async4(smem_u32(row + w * 128 + r), src + (size_t)w * p.T, true);
+                else row[w * 128 + r] = w == 1 ? 8389128.f : w == 7 ? __int_as_float(NOEXP) : 0.f;
             }
-            row[tid] = cr;
-            row[128 + tid] = 8389128.f - m; /* 2^23 + 520 - m: the exp split's addend (m integral, |m| < 2^22) */
-            row[256 + tid] = nr;
-            row[384 + tid] = dl;
-            row[512 + tid] = dof;
-            row[640 + tid] = pvf;
-            ((int *)row)[768 + tid] = qlim;
-            ((int *)row)[896 + tid] = eq;
         }
     };
 
@@ -846,6 +861,10 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         if (it == 0 && tma_ok) mbar_wait(smem_u32(&sBar[2]), 0u);
 
         uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;
+        if (wg == 1 && q0 + wtid < len) { /* field 5: eDO -> dV's operand factor 2^(eDO - G + 14) */
+            float *pvf = (float *)(smem + SM::kRow + b * SM::kRowBytes) + 640 + wtid;
+            *pvf = pow2z(__float_as_int(*pvf) - G + 14); /* P 2^(eDO - G + 14) in F16 (<= 2^14 1.07) */
+        }
         if (!tma_ok) { /* transposed tiles from the staged row tiles (row c of Q holds
                           query perm_row(c), row r of K holds key r) */
             if (it == 0) smem_transpose(smem + SM::kK, smem + SM::kKt, false, tid);
@@ -1349,6 +1368,11 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     pp.T = T;
     pp.Hq = P->heads_q;
     pp.num_docs = P->num_docs;
+    pp.rows = (float *)(ws + L.bwd_rows);
+    pp.row_frame = (const float *)(ws + L.row_frame);
+    pp.lse = lse;
+    pp.qe = (const int8_t *)(ws + L.q_exp);
+    pp.c = P->softmax_scale * 1.44269504088896341f;
     const dim3 pgrid((T + 31) / 32, P->heads_q);
     if (P->kind == FLAMIA_SM90_MXFP8) bwd_pre_do<32><<<pgrid, 256, 0, stream>>>(pp);
     else if (P->kind == FLAMIA_SM90_MXFP8_EXACT) bwd_pre_do<1><<<pgrid, 256, 0, stream>>>(pp);
@@ -1398,6 +1422,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.row_frame = (const float *)(ws + L.row_frame);
     mp.lse = lse;
     mp.delta = (const float *)(ws + L.delta);
+    mp.rows = (const float *)(ws + L.bwd_rows);
     mp.dq_acc = dq_acc;
     mp.dq_turn = dq_turn;
     mp.dk = dk;

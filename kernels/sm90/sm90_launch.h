@@ -49,11 +49,16 @@ struct flamia_sm90_problem {
  *   dq_accum   float [T][Hq][D]       dQ accumulated across key tiles (reduce-add)
  *   dq_turn    int32 [T][Hq]          deterministic mode: per query block (its first token) and
  *                                     head, how many key tiles have added into it
+ *   bwd_rows   word [Hq][8][T]        per query row, the FP8 main kernel's row constants, made once
+ *                                     by the dO preprocessing (field w of token t at (h 8 + w) T + t):
+ *                                     0 c 2^eQ, 1 2^23 + 520 - m, 2 the normalizer exp2(m - lse/ln2)
+ *                                     2^-8, 3 D, 4 2^eDO, 5 eDO (int), 6 unused, 7 eQ (int); so that
+ *                                     the main kernel stages them by cp.async with its query tile
  * t_pad = T rounded up to 16 (TMA needs 16-byte global strides). */
 struct flamia_sm90_layout {
     size_t err_flag, q_codes, k_codes, v_codes, vt_codes, q_exp, k_exp, v_exp;
     size_t q_bf16, k_bf16, v_bf16, row_frame;
-    size_t qt_codes, kt_codes, do_codes, dot_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, total;
+    size_t qt_codes, kt_codes, do_codes, dot_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, bwd_rows, total;
     int t_pad;
 };
 
@@ -87,6 +92,7 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(delta, T * Hq * 4)
     FLAMIA_REGION(dq_accum, T * Hq * D * 4)
     FLAMIA_REGION(dq_turn, T * Hq * 4)
+    FLAMIA_REGION(bwd_rows, Hq * 8 * T * 4)
 #undef FLAMIA_REGION
     L.total = off;
     return L;
