@@ -8,6 +8,7 @@
  *  1. bwd_pre_do     dO -> E4M3 codes with the recipe's groups (32-token document
  *                    blocks, CEIL; per token for mxfp8-exact), do_codes / do_exp,
  *                    and D_i = sum_d dO^_id O_id from the SAME quantized dO (FP32);
+ *                    FP8 kinds: the main kernel's per-row constants (bwd_rows);
  *                    BF16 kind: do_bf16 copy and D from the BF16 dO.
  *  2. bwd_transpose  qt_codes, kt_codes: the same codes transposed to [H][D][t_pad]
  *                    (pad tokens zero) - one payload, two directions (dot_codes unused).
@@ -69,8 +70,8 @@
  * both warpgroups' dS); the dS block maxima, exponents and dQ factors are warpgroup-local
  * (named barriers), and a query tile costs two more CTA barriers (its loads landed; the
  * previous tile's buffer is free, so the next tile's loads go out right after).
- * STATUS: v6 (third session, 2026-11-29): the same bytes as v3 in the deterministic dQ
- * mode, 12.65 ms at 16x4096 mxfp8 (v3 18.1): docs/perf-notes.md "Backward kernel".
+ * STATUS: v9 (fifth session, 2026-11-29): the same bytes as v3 in the deterministic dQ
+ * mode, 11.34 ms at 16x4096 mxfp8 (v3 18.1, v6 12.65): docs/perf-notes.md "Backward kernel".
  */
 #include <cuda.h>
 #include <cuda_bf16.h>
