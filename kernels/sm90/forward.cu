@@ -20,7 +20,7 @@
  * tokens). P is encoded as e4m3(exp2(t - m + 8) * 2^(eV_j - E_i)) (<= 256, never
  * clamps), i.e. exp2 is evaluated at t - (m - 8 + E_i) and multiplied by 2^eV_j;
  * l accumulates the same unquantized exponentials in the same frame, so
- * O = O_acc / l_acc and lse = ln2 (m - 8 + E_i + log2 l_acc). This differs from
+ * O = O_acc (1 / l_acc) and lse = ln2 (m - 8 + E_i + log2 l_acc). This differs from
  * the definition only where the folded P value is an E4M3 subnormal.
  *
  * P layout. FP8 wgmma takes A (P) from registers in the layout of its k = 32
@@ -721,7 +721,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
         last_pv(pa);
     }
 
-    /* ---- epilogue: O = O_acc / l, lse, row frame (the debug run writes none of them) */
+    /* ---- epilogue: O = O_acc (1 / l), lse, row frame (the debug run writes none of them) */
 #pragma unroll
     for (int hh = 0; hh < 2; hh++) {
         float l = l_run[hh];
@@ -730,9 +730,13 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
         if (DBG || qi[hh] >= len) continue;
         const size_t row = (size_t)(ds + qi[hh]) * p.Hq + h;
         uint32_t *orow = (uint32_t *)(p.o + row * kD);
+        /* one IEEE reciprocal per row, not 32 divisions per thread (each a MUFU.RCP, a
+         * Newton step and a slow-path call in SASS); O differs from O_acc / l by at most
+         * an FP32 ulp before the BF16 rounding */
+        const float il = 1.0f / l;
 #pragma unroll
         for (int j = 0; j < 16; j++)
-            orow[4 * j + tq] = bf16x2(oacc[4 * j + 2 * hh] / l, oacc[4 * j + 2 * hh + 1] / l);
+            orow[4 * j + tq] = bf16x2(oacc[4 * j + 2 * hh] * il, oacc[4 * j + 2 * hh + 1] * il);
         if (tq == 0) {
             const double base = (double)m_run[hh] + (FP8 ? (double)(Erow[hh] - 8) : 0.0);
             p.lse[row] = (float)(0.69314718055994530942 * (base + log2((double)l)));
