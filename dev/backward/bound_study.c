@@ -45,6 +45,7 @@
 #include "flamia.h"
 #include "flamia_formats.h"
 #include "test_inputs.h" /* tests/gpu: the test's own input draws */
+#include "../bound_study_common.h" /* score shift, quantiles (shared with dev/forward/bound_study_fwd.c) */
 
 /* not in the public header (kernels/ref/ref_internal.h) */
 void flamia_ref_quantize_operand(const flamia_operand_quant *spec, const flamia_shape *s, int heads, int token_block,
@@ -104,36 +105,6 @@ typedef struct {
     double rot_miss_rel;            /* max over (token, head) rows of max |H x - target| / max |target| */
     int T, ndocs;
 } result;
-
-/* mean over (head, doc, 128-query tile, 128-key tile) of max |s' - s| / max |s| over the evaluated pairs */
-static double score_shift(const float *qa, const float *qb, const float *k, const flamia_shape *s) {
-    double sum = 0;
-    long ntile = 0;
-    const int group = s->heads_q / s->heads_kv;
-    for (int h = 0; h < s->heads_q; h++)
-        for (int d = 0; d < s->num_docs; d++) {
-            const int d0 = s->cu_seqlens[d], L = s->cu_seqlens[d + 1] - d0;
-            for (int i0 = 0; i0 < L; i0 += 128)
-                for (int j0 = 0; j0 < L; j0 += 128) {
-                    if (s->causal && j0 > i0 + 127) continue;
-                    double smax = 0, dmax = 0;
-                    for (int i = i0; i < i0 + 128 && i < L; i++) {
-                        const float *a = qa + ((size_t)(d0 + i) * s->heads_q + h) * D;
-                        const float *b = qb + ((size_t)(d0 + i) * s->heads_q + h) * D;
-                        const int jend = s->causal ? (i + 1 < j0 + 128 ? i + 1 : j0 + 128) : j0 + 128;
-                        for (int j = j0; j < jend && j < L; j++) {
-                            const float *kj = k + ((size_t)(d0 + j) * s->heads_kv + h / group) * D;
-                            double x = 0, y = 0;
-                            for (int c = 0; c < D; c++) x += (double)a[c] * kj[c], y += (double)b[c] * kj[c];
-                            if (fabs(x) > smax) smax = fabs(x);
-                            if (fabs(y - x) > dmax) dmax = fabs(y - x);
-                        }
-                    }
-                    if (smax > 0) sum += dmax / smax, ntile++;
-                }
-        }
-    return ntile ? sum / ntile : 0;
-}
 
 static void die(flamia_status st, const char *what) {
     if (st != FLAMIA_OK) {
@@ -252,10 +223,10 @@ static void run_one(int cs, int seed, int mode, result *res) {
             if (ri == 0) { /* score shift against the recipe's score payloads */
                 float *kh = malloc(nk * 4);
                 flamia_ref_quantize_operand(&rec.k_score, &sh, Hkv, rec.token_block, kop, kh);
-                if (mode >= 1) res->sshift[ei] = score_shift(qh, sop, kh, &sh);
+                if (mode >= 1) res->sshift[ei] = bs_score_shift(qh, sop, kh, &sh);
                 else {
                     flamia_ref_quantize_operand(&rec.q_score, &sh, Hq, rec.token_block, sop, tmp);
-                    res->sshift[ei] = score_shift(qh, tmp, kh, &sh);
+                    res->sshift[ei] = bs_score_shift(qh, tmp, kh, &sh);
                 }
                 free(kh);
             }
@@ -293,22 +264,10 @@ static void run_one(int cs, int seed, int mode, result *res) {
     free(qrot), free(krot), free(qx), free(hx), free(rtmp);
 }
 
-static int cmpd(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-/* median, p95, p99, max of x[n] (sorted copy; nearest-rank) */
+/* median, p95, p99, max of x[n] (nearest rank) */
 static void quant(const double *x, int n, double q[4]) {
-    double *s = malloc(n * sizeof *s);
-    memcpy(s, x, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmpd);
-    const double ps[3] = {0.50, 0.95, 0.99};
-    for (int i = 0; i < 3; i++) {
-        int k = (int)ceil(ps[i] * n) - 1;
-        q[i] = s[k < 0 ? 0 : k];
-    }
-    q[3] = s[n - 1];
-    free(s);
+    static const double ps[4] = {0.50, 0.95, 0.99, 1.0};
+    bs_quantiles(x, n, ps, 4, q);
 }
 
 /* statistic st over bound b; st -1: S0 (the test's bounds now), -2: S1 (proposed) */
