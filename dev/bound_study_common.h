@@ -1,10 +1,12 @@
 /* dev/bound_study_common.h - helpers of the CPU bound studies (dev/backward/bound_study.c,
  * dev/forward/bound_study_fwd.c): the score shift of a perturbed score operand, in the
- * units of dev/forward/fp8_acc_probe.cu, and nearest-rank quantiles. */
+ * units of dev/forward/fp8_acc_probe.cu, nearest-rank quantiles, the eps selection by
+ * BOUND_STUDY_LOG2EPS and the exit on a failed library call. */
 #ifndef FLAMIA_BOUND_STUDY_COMMON_H
 #define FLAMIA_BOUND_STUDY_COMMON_H
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +57,28 @@ static void bs_quantiles(const double *x, int n, const double *ps, int np, doubl
         q[i] = s[k < 0 ? 0 : k > n - 1 ? n - 1 : k];
     }
     free(s);
+}
+
+/* a failed library call ends the study */
+static void bs_die(flamia_status st, const char *what) {
+    if (st != FLAMIA_OK) {
+        fprintf(stderr, "%s: %s: %s\n", what, flamia_status_string(st), flamia_last_error());
+        exit(1);
+    }
+}
+
+/* BOUND_STUDY_LOG2EPS=x keeps only eps 2^x of eps_log2[n] (eps_on[i] = 1 for it, 0 for the
+ * others); unset: all stay on. Returns 0, or 2 after a message when x is not in the list. */
+static int bs_select_eps(const double *eps_log2, int *eps_on, int n) {
+    const char *sel = getenv("BOUND_STUDY_LOG2EPS");
+    if (!sel) return 0;
+    int found = 0;
+    for (int i = 0; i < n; i++) found += eps_on[i] = eps_log2[i] == atof(sel);
+    if (found) return 0;
+    fprintf(stderr, "BOUND_STUDY_LOG2EPS=%s: not one of", sel);
+    for (int i = 0; i < n; i++) fprintf(stderr, " %g", eps_log2[i]);
+    fprintf(stderr, "\n");
+    return 2;
 }
 
 #endif

@@ -45,7 +45,7 @@
 #include "flamia.h"
 #include "flamia_formats.h"
 #include "test_inputs.h" /* tests/gpu: the test's own input draws */
-#include "../bound_study_common.h" /* score shift, quantiles (shared with dev/forward/bound_study_fwd.c) */
+#include "../bound_study_common.h" /* score shift, quantiles, eps selection, bs_die (shared with dev/forward/bound_study_fwd.c) */
 
 /* not in the public header (kernels/ref/ref_internal.h) */
 void flamia_ref_quantize_operand(const flamia_operand_quant *spec, const flamia_shape *s, int heads, int token_block,
@@ -106,12 +106,6 @@ typedef struct {
     int T, ndocs;
 } result;
 
-static void die(flamia_status st, const char *what) {
-    if (st != FLAMIA_OK) {
-        fprintf(stderr, "%s: %s: %s\n", what, flamia_status_string(st), flamia_last_error());
-        exit(1);
-    }
-}
 
 static void run_one(int cs, int seed, int mode, result *res) {
     rng_t r = {0x5eed0000ull + (uint64_t)cs * 1000003ull + (uint64_t)seed * 7919ull};
@@ -138,7 +132,7 @@ static void run_one(int cs, int seed, int mode, result *res) {
     scale_channels(&r, k, NULL, (size_t)T * Hkv, D, 3, 8.0f);
     flamia_shape sh = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
     double *q64 = malloc(nq * 8), *k64 = malloc(nk * 8), *v64 = malloc(nk * 8);
-    die(flamia_ref64_backward(&sh, q, k, v, g, q64, k64, v64), "ref64_backward");
+    bs_die(flamia_ref64_backward(&sh, q, k, v, g, q64, k64, v64), "ref64_backward");
     float *o = malloc(nq * 4), *lse = malloc((size_t)T * Hq * 4);
     float *rq = malloc(nq * 4), *rk = malloc(nk * 4), *rv = malloc(nk * 4);
     float *pq = malloc(nq * 4), *pk = malloc(nk * 4), *pv = malloc(nk * 4);
@@ -158,10 +152,10 @@ static void run_one(int cs, int seed, int mode, result *res) {
     res->rot_miss = 0, res->rot_miss_rel = 0;
     for (int ri = 0; ri < NREC; ri++) {
         flamia_recipe rec, recp;
-        die(flamia_recipe_preset(recs[ri], &rec), "preset");
+        bs_die(flamia_recipe_preset(recs[ri], &rec), "preset");
         rec.hadamard = hadamard;
-        die(flamia_ref_forward(&rec, &sh, q, k, v, o, lse), "ref_forward");
-        die(flamia_ref_backward(&rec, &sh, q, k, v, o, lse, g, rq, rk, rv), "ref_backward");
+        bs_die(flamia_ref_forward(&rec, &sh, q, k, v, o, lse), "ref_forward");
+        bs_die(flamia_ref_backward(&rec, &sh, q, k, v, o, lse, g, rq, rk, rv), "ref_backward");
         flamia_ref_quantize_operand(&rec.q_score, &sh, Hq, rec.token_block, qop, qh);
         flamia_ref_quantize_operand(&rec.v, &sh, Hkv, rec.token_block, v, vh);
         recp = rec;
@@ -230,7 +224,7 @@ static void run_one(int cs, int seed, int mode, result *res) {
                 }
                 free(kh);
             }
-            die(flamia_ref_backward(&recp, &sh, qin, k, vin, o, lse, g, pq, pk, pv), "pert backward");
+            bs_die(flamia_ref_backward(&recp, &sh, qin, k, vin, o, lse, g, pq, pk, pv), "pert backward");
             const float *P[3] = {pq, pk, pv}, *R[3] = {rq, rk, rv};
             const double *F[3] = {q64, k64, v64};
             const size_t N[3] = {nq, nk, nk};
@@ -280,15 +274,7 @@ static int over(const double *v, int st, double b) {
 int main(int argc, char **argv) {
     const int seeds = argc > 1 ? atoi(argv[1]) : 100, mode = argc > 2 ? atoi(argv[2]) : 2;
     const char *cases = argc > 3 ? argv[3] : "ABC";
-    const char *eps_sel = getenv("BOUND_STUDY_LOG2EPS");
-    if (eps_sel) {
-        int found = 0;
-        for (int ei = 0; ei < NEPS; ei++) found += eps_on[ei] = eps_log2[ei] == atof(eps_sel);
-        if (!found) {
-            fprintf(stderr, "BOUND_STUDY_LOG2EPS=%s: not one of -20 -16 -13 -12 -11\n", eps_sel);
-            return 2;
-        }
-    }
+    if (bs_select_eps(eps_log2, eps_on, NEPS)) return 2;
     setenv("FLAMIA_REF_THREADS", "1", 1); /* parallel over seeds instead */
     static const char *mname[3] = {"Qin: q(1+eps N) at the input", "S: score operand Q^(1+eps N)",
                                    "S+dP: score operand Q^(1+eps N), dP operand V^(1+eps N)"};

@@ -45,7 +45,7 @@
 #include "flamia.h"
 #include "flamia_formats.h"
 #include "test_inputs.h"        /* tests/gpu: the test's own input draws */
-#include "../bound_study_common.h" /* score shift, quantiles (shared with dev/backward/bound_study.c) */
+#include "../bound_study_common.h" /* score shift, quantiles, eps selection, bs_die (shared with dev/backward/bound_study.c) */
 
 /* not in the public header (kernels/ref/ref_internal.h) */
 void flamia_ref_quantize_operand(const flamia_operand_quant *spec, const flamia_shape *s, int heads, int token_block,
@@ -77,12 +77,6 @@ typedef struct {
     int T, ndocs;
 } result;
 
-static void die(flamia_status st, const char *what) {
-    if (st != FLAMIA_OK) {
-        fprintf(stderr, "%s: %s: %s\n", what, flamia_status_string(st), flamia_last_error());
-        exit(1);
-    }
-}
 
 /* the test's statistics of (o, lse) against the reference (or, lr) and FP64 (o64, l64); n = rows x D */
 static void stats(const float *o, const float *lse, const float *or_, const float *lr, const double *o64,
@@ -146,7 +140,7 @@ static void run_one(int cs, int seed, int extra, result *res) {
     scale_channels(&r, k, NULL, (size_t)T * Hkv, D, 3, 12.0f);
     flamia_shape sh = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
     double *o64 = malloc(nq * 8), *l64 = malloc(rows * 8);
-    die(flamia_ref64_forward(&sh, q, k, v, o64, l64), "ref64_forward");
+    bs_die(flamia_ref64_forward(&sh, q, k, v, o64, l64), "ref64_forward");
     float *o = malloc(nq * 4), *l = malloc(rows * 4), *po = malloc(nq * 4), *pl = malloc(rows * 4);
     float *fo = malloc(nq * 4), *fl = malloc(rows * 4), *qh = malloc(nq * 4), *qp = malloc(nq * 4);
     /* the score operands before quantization: H Q, H K with Hadamard (as the reference rotates them) */
@@ -173,13 +167,13 @@ static void run_one(int cs, int seed, int extra, result *res) {
     for (int ei = 0; ei < NEPS; ei++) res->sshift[ei] = -1;
     for (int ri = 0; ri < NREC; ri++) {
         flamia_recipe rec, recp;
-        die(flamia_recipe_preset(recs[ri], &rec), "preset");
+        bs_die(flamia_recipe_preset(recs[ri], &rec), "preset");
         rec.hadamard = hadamard;
-        die(flamia_ref_forward(&rec, &sh, q, k, v, o, l), "ref_forward"); /* the reference, as the test calls it */
+        bs_die(flamia_ref_forward(&rec, &sh, q, k, v, o, l), "ref_forward"); /* the reference, as the test calls it */
         recp = rec;
         recp.hadamard = 0;
         if (hadamard && extra) { /* the recipe on H Q, H K without rotation: the same function */
-            die(flamia_ref_forward(&recp, &sh, qop, kop, v, po, pl), "ref_forward H");
+            bs_die(flamia_ref_forward(&recp, &sh, qop, kop, v, po, pl), "ref_forward H");
             for (size_t i = 0; i < nq; i++) res->had_mismatch += po[i] != o[i];
             for (size_t i = 0; i < rows; i++) res->had_mismatch += pl[i] != l[i];
         }
@@ -196,7 +190,7 @@ static void run_one(int cs, int seed, int extra, result *res) {
                 res->sshift[ei] = bs_score_shift(qh, qp, kh, &sh);
                 free(kh);
             }
-            die(flamia_ref_forward(&recp, &sh, qp, kop, v, po, pl), "pert forward");
+            bs_die(flamia_ref_forward(&recp, &sh, qp, kop, v, po, pl), "pert forward");
             stats(po, pl, o, l, o64, l64, rows, res->st[ri][ei]);
             if (ei != fault_eps) continue;
             rng_t fr = {0xfa017f0dull ^ ((uint64_t)cs << 40) ^ ((uint64_t)seed << 16) ^ ((uint64_t)ri << 8)};
@@ -234,15 +228,7 @@ int main(int argc, char **argv) {
     const char *cases = argc > 2 ? argv[2] : "ABCDEF";
     const int seed0 = argc > 3 ? atoi(argv[3]) : 0;
     const int seeds_d = getenv("BOUND_STUDY_SEEDS_D") ? atoi(getenv("BOUND_STUDY_SEEDS_D")) : 5 * seeds;
-    const char *eps_sel = getenv("BOUND_STUDY_LOG2EPS");
-    if (eps_sel) {
-        int found = 0;
-        for (int ei = 0; ei < NEPS; ei++) found += eps_on[ei] = eps_log2[ei] == atof(eps_sel);
-        if (!found) {
-            fprintf(stderr, "BOUND_STUDY_LOG2EPS=%s: not one of -13 -12 -11\n", eps_sel);
-            return 2;
-        }
-    }
+    if (bs_select_eps(eps_log2, eps_on, NEPS)) return 2;
     setenv("FLAMIA_REF_THREADS", "1", 1); /* parallel over seeds instead */
     printf("bound_study_fwd: %d seeds per case (case D %d) from seed %d, score operand Q^(1+eps N), %d threads%s\n", seeds,
            seeds_d, seed0, omp_get_max_threads(), getenv("BOUND_STUDY_EPS0") ? ", EPS0: eps = 0" : "");
