@@ -18,10 +18,12 @@ B=dev/backward/bin
 A=$1 ALL="$*"
 KINDS=${KINDS:-"mxfp8 exact"} TKINDS=${TKINDS:-$KINDS} # TKINDS: the kinds timed
 T=$(mktemp -d)
+# a long result line shortened in the middle, so that its PASS / FAIL end stays readable
+keep_status() { sed -E 's/^(.{150}).*(\| unwritten=.*)$/\1 ... \2/'; }
 for kind in $KINDS; do
   for layout in "rand3000:1 4 2 1" "rand2000:3 8 2 1" "3x1024 4 4 0"; do
     for b in $ALL; do
-      BWD_DET=1 BWD_DUMP=$T/$b.bin timeout 60 $B/$b $kind $layout full 2>&1 | grep -E "dq|dk|dv|FAIL|PASS" | sed "s/^/$b: /" | cut -c1-160
+      BWD_DET=1 BWD_DUMP=$T/$b.bin timeout 60 $B/$b $kind $layout full 2>&1 | grep -E "dq|dk|dv|FAIL|PASS" | sed "s/^/$b: /" | keep_status
       [ "$b" = "$A" ] && continue
       if cmp -s $T/$A.bin $T/$b.bin; then echo "== $kind $layout: $b == $A bytes"; else echo "== $kind $layout: $b DIFFERS from $A"; fi
     done
@@ -30,7 +32,7 @@ done
 for kind in $KINDS; do
   for layout in "rand3000:1 4 2 1" "rand2000:3 8 2 1" "3x1024 4 4 0"; do
     for b in $ALL; do
-      timeout 60 $B/$b $kind $layout full 2>&1 | grep -E "PASS|FAIL" | sed "s/^/default $b: /" | cut -c1-200
+      timeout 60 $B/$b $kind $layout full 2>&1 | grep -E "PASS|FAIL" | sed "s/^/default $b: /" | keep_status
     done
   done
 done

@@ -8,7 +8,8 @@
  *  1. bwd_pre_do     dO -> E4M3 codes with the recipe's groups (32-token document
  *                    blocks, CEIL; per token for mxfp8-exact), do_codes / do_exp,
  *                    and D_i = sum_d dO^_id O_id from the SAME quantized dO (FP32);
- *                    FP8 kinds: the main kernel's per-row constants (bwd_rows);
+ *                    FP8 kinds: the main kernel's per-row constants (bwd_rows) and
+ *                    the dO codes as exact F16 values (do_bf16, dV's B operand);
  *                    BF16 kind: do_bf16 copy and D from the BF16 dO.
  *  2. bwd_transpose  qt_codes, kt_codes: the same codes transposed to [H][D][t_pad]
  *                    (pad tokens zero) - one payload, two directions (dot_codes unused).
@@ -242,6 +243,11 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
             }
             const uint32_t c = flamia_cvt_e4m3x2(y[0], y[1]) | (flamia_cvt_e4m3x2(y[2], y[3]) << 16);
             *reinterpret_cast<uint32_t *>(p.do_codes + row * kD + lane * 4) = c;
+            /* the same codes as exact F16 values (dV's B operand; region do_bf16) */
+            uint32_t h01, h23;
+            asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h01) : "h"((uint16_t)(c & 0xffffu)));
+            asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h23) : "h"((uint16_t)(c >> 16)));
+            *reinterpret_cast<uint2 *>(p.do_bf16 + row * kD + lane * 4) = make_uint2(h01, h23);
 #pragma unroll
             for (int e = 0; e < 4; e++) dq[e] = flamia_e4m3_dequant((uint8_t)(c >> (8 * e)), ex);
         } else {
@@ -368,6 +374,7 @@ struct MainParams {
     const uint16_t *qb, *kb, *vb, *dob;
     const float *row_frame, *lse, *delta;
     const float *rows; /* FP8 main kernel: the row constants (layout bwd_rows) */
+    const uint16_t *dof16; /* FP8 main kernel: the dO codes as F16 values (region do_bf16) */
     float *dq_acc;
     int *dq_turn; /* deterministic dQ (DET kernels): the turn counters, zeroed per call */
     uint16_t *dk, *dv;
@@ -633,6 +640,12 @@ __device__ __forceinline__ int acc_query(int j, int tq4) {
  * ever scale values whose E4M3 code is 0 anyway), e <= 127 by construction. */
 __device__ __forceinline__ float pow2b(int e) { return __int_as_float(min(max(e + 127, 0), 254) << 23); }
 
+/* this thread's cp.async copies so far arrive on mbarrier `bar` when they complete (no
+ * pending-count increment: the barrier's expected count includes this thread) */
+__device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint32_t bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
 /* TMA reduce-add of a shared-memory box into global memory (element-wise atomic adds),
  * tracked by the issuing thread's bulk groups */
 __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
@@ -677,7 +690,8 @@ struct SmemF {
     static constexpr int kMk = kIek + 4 * 64 * 4;            /* int [4][2] (+pad): dK partial exponent per (key, query) block */
     static constexpr int kEKp = kMk + 16 * 4;                /* int [128] */
     static constexpr int kMisc = kEKp + 128 * 4;             /* int [8] */
-    static constexpr int kBar = kMisc + 8 * 4;               /* uint64 [3] */
+    static constexpr int kPvf = kMisc + 8 * 4;               /* float [2 warpgroups][128]: dV operand factor */
+    static constexpr int kBar = kPvf + 2 * 128 * 4;          /* uint64 [4] */
     static constexpr int kBytes = kBar + 32 + 1024;
 };
 
@@ -739,6 +753,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     /* ---- prologue: K, V (natural order) by cp.async; K^T by TMA; key constants */
     if (tid == 0) {
         for (int b = 0; b < 3; b++) mbar_init(smem_u32(&sBar[b]), 1);
+        mbar_init(smem_u32(&sBar[3]), 256); /* the F16 dO tile: every thread's cp.async */
         sMisc[0] = NOEXP;
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -854,6 +869,22 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         /* every thread's copies of tile it are visible, and every thread is done with tile
          * it-1, whose buffer ((it+1) & 1) now takes tile it+1 (a whole tile of lead) */
         __syncthreads();
+        { /* dV's B operand for this tile: the dO codes as exact F16 values (written by
+             bwd_pre_do), rows in the staged (permuted) order, MN-major, two 64-dim panels of
+             [128 rows][128 B], 128-byte swizzle; completion on sBar[3]. The buffer is free:
+             the previous tile's dV MMAs and dQ staging reads finished before the barrier. */
+            const uint32_t dh = smem_u32(smem + SM::kDOh);
+            const int h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const int ch = tid + i * 256, r = ch >> 4, cc = ch & 15; /* dims 8cc..8cc+7 */
+                const int tok = ds + q0 + perm_row(r);
+                const bool ok = tok < p.T;
+                cp_async16(dh + (cc >> 3) * (128 * 128) + sw128(r, cc & 7),
+                           p.dof16 + ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + cc * 8, ok);
+            }
+            cp_async_mbar_arrive_noinc(smem_u32(&sBar[3]));
+        }
         if (it + 1 < nit) {
             load_tile(it + 1);
             cp_async_commit();
@@ -862,44 +893,24 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         if (it == 0 && tma_ok) mbar_wait(smem_u32(&sBar[2]), 0u);
 
         uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;
-        if (wg == 1 && q0 + wtid < len) { /* field 5: eDO -> dV's operand factor 2^(eDO - G + 14) */
-            float *pvf = (float *)(smem + SM::kRow + b * SM::kRowBytes) + 640 + wtid;
-            *pvf = pow2z(__float_as_int(*pvf) - G + 14); /* P 2^(eDO - G + 14) in F16 (<= 2^14 1.07) */
-        }
         if (!tma_ok) { /* transposed tiles from the staged row tiles (row c of Q holds
                           query perm_row(c), row r of K holds key r) */
             if (it == 0) smem_transpose(smem + SM::kK, smem + SM::kKt, false, tid);
             smem_transpose(buf + SM::kQ, buf + SM::kQt, true, tid);
+            fence_proxy_async();
+            __syncthreads();
         }
-        { /* dV's B operand: the dO codes (rows c as staged) as exact F16 values, MN-major,
-             two 64-dim panels of [128 rows][128 B], 128-byte swizzle (forward.cu's BF16 V) */
-            uint8_t *dh = smem + SM::kDOh;
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const int ch = tid + i * 256, r = ch >> 3, q = ch & 7; /* dims 16q..16q+15 */
-                const uint4 v = *reinterpret_cast<const uint4 *>(buf + SM::kDO + sw128(r, q));
-                const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-                uint32_t hv[8];
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(hv[2 * k]) : "h"((uint16_t)(w[k] & 0xffffu)));
-                    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(hv[2 * k + 1]) : "h"((uint16_t)(w[k] >> 16)));
-                }
-                const int c0 = 2 * q, c1 = 2 * q + 1; /* 16-byte F16 chunks (8 dims each) */
-                *reinterpret_cast<uint4 *>(dh + (c0 >> 3) * (128 * 128) + sw128(r, c0 & 7)) =
-                    make_uint4(hv[0], hv[1], hv[2], hv[3]);
-                *reinterpret_cast<uint4 *>(dh + (c1 >> 3) * (128 * 128) + sw128(r, c1 & 7)) =
-                    make_uint4(hv[4], hv[5], hv[6], hv[7]);
-            }
-        }
-        fence_proxy_async();
-        __syncthreads();
         const uint32_t aQ = smem_u32(buf + SM::kQ), aDO = smem_u32(buf + SM::kDO);
         const uint32_t aQt = smem_u32(buf + SM::kQt), aDOh = smem_u32(smem + SM::kDOh);
         const float *row = (const float *)(smem + SM::kRow + b * SM::kRowBytes);
-        const float *sRc = row, *sRka = row + 128, *sRnr = row + 256, *sRdl = row + 384, *sRdof = row + 512,
-                    *sRpvf = row + 640;
+        const float *sRc = row, *sRka = row + 128, *sRnr = row + 256, *sRdl = row + 384, *sRdof = row + 512;
         const int *sRqlim = (const int *)row + 768, *sReq = (const int *)row + 896;
+        /* dV's operand factor 2^(eDO - G + 14) per query (<= 2^14 1.07 in F16), one copy per
+         * warpgroup, so that only a warpgroup barrier orders it (the record keeps eDO) */
+        float *sPvfW = (float *)(smem + SM::kPvf) + wg * 128;
+        sPvfW[wtid] = q0 + wtid < len ? pow2z(__float_as_int(row[640 + wtid]) - G + 14) : 0.f;
+        bar_named(1 + wg, 128);
+        const float *sRpvf = sPvfW;
 
         for (int h2 = 0; h2 < 2; h2++) {
             const int qsub = q0 + h2 * 64;
@@ -913,6 +924,10 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             for (int k = 0; k < 4; k++)
                 bwd_wgmma_e4m3_ss_n64(dpacc, desc_sw128(aV + wg * 8192 + k * 32), desc_sw128(aDO + h2 * 8192 + k * 32), k);
             wgmma_commit();
+            if (h2 == 0) {
+                mbar_wait(smem_u32(&sBar[3]), (uint32_t)(it & 1));
+                fence_proxy_async();
+            }
             wgmma_wait<0>();
             reg_fence(sacc);
             reg_fence(dpacc);
@@ -1424,6 +1439,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.lse = lse;
     mp.delta = (const float *)(ws + L.delta);
     mp.rows = (const float *)(ws + L.bwd_rows);
+    mp.dof16 = (const uint16_t *)(ws + L.do_bf16);
     mp.dq_acc = dq_acc;
     mp.dq_turn = dq_turn;
     mp.dk = dk;

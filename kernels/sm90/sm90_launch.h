@@ -44,7 +44,8 @@ struct flamia_sm90_problem {
  *   do_codes   uint8 [T][Hq][D]       dO codes (dP = dO V^T)
  *   dot_codes  uint8 [Hq][D][t_pad]   dO codes transposed (dV = P^T dO)
  *   do_exp     int8 [T][Hq]           dO's per-token block exponent
- *   do_bf16    uint16 [T][Hq][D]      BF16 path dO
+ *   do_bf16    uint16 [T][Hq][D]      BF16 kind: dO as BF16; FP8 kinds: the dO codes as exact F16
+ *                                     values (dV's B operand, loaded by cp.async, no per-tile convert)
  *   delta      float [T][Hq]          D_i = rowsum(dO^ * O)
  *   dq_accum   float [T][Hq][D]       dQ accumulated across key tiles (reduce-add)
  *   dq_turn    int32 [T][Hq]          deterministic mode: per query block (its first token) and
