@@ -11,6 +11,8 @@
  *     CHECK  full (flamia_ref_forward on everything) | sampleN (N random rows,
  *            spec-direct row reference) | none
  *     REPS   timed repetitions (0: no timing)
+ *   env FWD_DUMP=FILE writes O, lse and the row frames of the first call (before timing)
+ *   so that two builds meant to compute the same bits can be compared with cmp.
  *
  * Bound (stated, see the report): both sides round O to BF16; the GPU sums
  * S in FP32 inside wgmma (vs FP64 in the reference), evaluates exp2 with
@@ -298,6 +300,12 @@ int main(int argc, char **argv) {
     CK(cudaMemcpy(o_bits.data(), d_o, nq * 2, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(lse.data(), d_lse, lse.size() * 4, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(frame.data(), d_ws + L.row_frame, frame.size() * 4, cudaMemcpyDeviceToHost));
+    if (const char *dump = getenv("FWD_DUMP")) { /* O, lse, frame bytes: compare builds with cmp */
+        FILE *f = fopen(dump, "wb");
+        if (!f || fwrite(o_bits.data(), 2, nq, f) != nq || fwrite(lse.data(), 4, lse.size(), f) != lse.size() ||
+            fwrite(frame.data(), 4, frame.size(), f) != frame.size() || fclose(f))
+            fprintf(stderr, "FWD_DUMP %s: write failed\n", dump);
+    }
     long unwritten = 0;
     for (size_t i = 0; i < nq; i++) unwritten += !isfinite(flamia_bf16_value(o_bits[i]));
     for (size_t i = 0; i < lse.size(); i++) unwritten += !isfinite(lse[i]) + !isfinite(frame[i]);

@@ -14,6 +14,13 @@ for b in $A $Bn; do
     timeout 30 $B/$b $args full 2>&1 | tail -1 | sed "s/^/$b: /" | cut -c1-170
   done
 done
+# bytes: O, lse and frames of both builds on layouts with many work items per CTA (a change
+# meant to keep the bits, e.g. the persistent grid, shows "same bytes")
+T=$(mktemp -d)
+for args in "mxfp8 rand20000:3 8 2 1" "exact rand20000:4 8 8 1" "bf16 rand12000:5 4 2 1" "mxfp8 rand9000:6 4 4 0" "mxfp8 3x4096 16 16 1"; do
+  for b in $A $Bn; do FWD_DUMP=$T/$b.bin timeout 60 $B/$b $args none > /dev/null 2>&1; done
+  if cmp -s $T/$A.bin $T/$Bn.bin; then echo "== $args: same bytes"; else echo "== $args: $Bn DIFFERS from $A"; fi
+done
 for w in "16x4096 16 16 1" "4x4096 16 16 1" "16x1024 16 16 1" "64x1024 16 16 1" "rand65536:5 16 16 1"; do
   for b in $A $Bn $A $Bn; do
     timeout 40 $B/$b mxfp8 $w none 30 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/${w%% *} $b /"

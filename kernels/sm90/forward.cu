@@ -30,7 +30,9 @@
  * key pi(c), pi(32b + 8j + 2t + e) = 32b + 16(j>>1) + 4t + 2(j&1) + e, so the
  * accumulator's columns are already the A fragment's keys. (BF16: identity.)
  *
- * Work: one CTA per (document, 128-query tile, query head), heaviest tiles launch first.
+ * Work: a persistent grid (one CTA per SM) over the (query head, 128-query tile) items,
+ * each document's heaviest tiles first; the producer prepares the next item (Q tile, row
+ * constants, first K / V tiles) while the consumers finish this one.
  * Warp specialization: warpgroup 0 is the producer (setmaxnreg 40), warpgroups 1 and 2
  * consume 64 query rows each (setmaxnreg 232). Stages (3 FP8, 2 BF16) hand over through
  * full/empty mbarriers. Producer: K by cp.async (FP8: rows permuted as above); V^T by TMA
@@ -74,7 +76,8 @@ struct Params {
     int T, Hq, Hkv, group, causal;
     float c; /* softmax_scale * log2(e), FP32 */
     int use_tma; /* V^T by TMA for 16-byte aligned documents */
-    int num_docs; /* grid.x = Hq x the batch's tile slots (sm90_tiles.cuh) */
+    int num_docs; /* work items: Hq x the batch's tile slots (sm90_tiles.cuh) */
+    int *next;    /* the next work item (workspace fwd_next, zeroed before the launch) */
 };
 
 using namespace flamia_sm90; /* PTX helpers: sm90_ptx.cuh */
@@ -115,6 +118,9 @@ __device__ __forceinline__ int perm_key(int c) {
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+__device__ __forceinline__ void mbar_arrive_cnt(uint32_t bar, int n) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(n) : "memory");
+}
 __device__ __forceinline__ void cp_async_mbar_arrive(uint32_t bar) {
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
@@ -136,17 +142,21 @@ template <int KIND, int S> struct Smem {
     static constexpr bool FP8 = KIND != KIND_BF16;
     static constexpr int kTileBytes = FP8 ? kBN * kD : kBN * kD * 2; /* K or V tile */
     static constexpr int kQBytes = FP8 ? kBM * kD : kBM * kD * 2;
+    static constexpr int kQBufs = FP8 ? 2 : 1;        /* Q tiles: the next item's loads under this one (BF16: no room) */
     static constexpr int kQ = 0;
-    static constexpr int kK = kQ + kQBytes;
+    static constexpr int kK = kQ + kQBufs * kQBytes;
     static constexpr int kV = kK + S * kTileBytes;
     static constexpr int kNStg = FP8 ? 2 : 1;         /* V staging buffers (token-major rows) */
     static constexpr int kStg = kV + S * kTileBytes;
     static constexpr int kCol = kStg + kNStg * kTileBytes; /* float2 [S][128]: per column (TOKEN) or per block (BLOCK) */
     static constexpr int kFull = kCol + S * kBN * 8;  /* uint64 [S] */
     static constexpr int kEmpty = kFull + 8 * S;      /* uint64 [S] */
-    static constexpr int kE = kEmpty + 8 * S;         /* int [128] row E; int [128] prefix */
-    static constexpr int kMisc = kE + 2 * 128 * 4;    /* int [8] */
-    static constexpr int kBytes = kMisc + 64 + 1024;  /* + alignment slack */
+    static constexpr int kQFull = kEmpty + 8 * S;     /* uint64 [kQBufs] item ready, then [kQBufs] item read */
+    static constexpr int kE = kQFull + 16 * kQBufs;   /* int [kQBufs][128] row E */
+    static constexpr int kQe = kE + kQBufs * 128 * 4; /* int [kQBufs][128] row Q exponent */
+    static constexpr int kRec = kQe + kQBufs * 128 * 4; /* int4 [kQBufs] item record */
+    static constexpr int kScr = kRec + 16 * kQBufs;   /* int [128] prefix, [4] warp maxima, [2] next item (producer) */
+    static constexpr int kBytes = kScr + 136 * 4 + 1024; /* + alignment slack */
 };
 
 /* ------------------------------------------------------------ softmax of one tile
@@ -346,254 +356,309 @@ __device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)
 }
 
 /* ------------------------------------------------------------------ kernel */
+/* Persistent CTAs (one per SM): CTA b takes the work items (query head, tile slot) b,
+ * b + gridDim.x, ... in the order of sm90_tiles.cuh (query head fastest, each document's
+ * heaviest tile first). The producer warpgroup walks that list ahead of the consumers: per
+ * item it loads the Q tile into one of kQBufs buffers, computes the rows' V exponent E_i
+ * and reads their Q exponents, writes the item's record (document start, length, first
+ * query, head) and arrives on qfull; then it streams the item's K / V tiles through the
+ * S-stage ring, whose stage and phase run on across items (tile counter g). The consumers
+ * take items from the records until the end record (length < 0), so the next item's Q,
+ * row constants and first tiles load under this item's last tiles and epilogue instead of
+ * in a new CTA's prologue. */
 template <int KIND, int S, bool PP, bool DBG>
 __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Params &p, const DbgOut &dbg) {
     using SM = Smem<KIND, S>;
     constexpr bool FP8 = KIND != KIND_BF16;
+    constexpr int QB = SM::kQBufs;
     extern __shared__ __align__(16) uint8_t smem_raw[];
     uint8_t *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
 
-    /* grid.x = query head fastest, then the packed batch's query tiles (sm90_tiles.cuh,
-     * one slot per tile plus at most one idle slot per document), each document's
-     * heaviest tile first */
-    const int h = (int)(blockIdx.x % (unsigned)p.Hq);
-    const flamia_sm90::DocTile dt = flamia_sm90::doc_tile_of(p.cu, p.num_docs, (int)(blockIdx.x / (unsigned)p.Hq));
-    if (dt.doc < 0) return;
-    const int doc = dt.doc, mt = dt.ntiles - 1 - dt.tile;
-    const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
-    const int hk = h / p.group;
     const int tid = threadIdx.x, wg = tid >> 7, warp = tid >> 5, lane = tid & 31;
-    const int q0 = mt * kBM;
-    const int ndiag = p.causal ? mt : (len - 1) / kBN;
-    const int nvis = ndiag + 1; /* tiles visited: ndiag, ndiag-1, ..., 0 */
-    /* FP8 V^T path: TMA from vt_codes when the document starts 16-byte aligned in vt_codes'
-     * token axis (TMA faults on unaligned tile starts: measured, illegal instruction),
-     * else V rows by cp.async and a shared-memory transpose (per CTA: tiles start at
-     * doc start + 128 n, so the alignment is the document's) */
-    const bool vt_tma = FP8 && p.use_tma && (ds & 15) == 0;
-
-    uint8_t *sQ = smem + SM::kQ;
     float2 *sCol = (float2 *)(smem + SM::kCol);
     uint64_t *sFull = (uint64_t *)(smem + SM::kFull);
     uint64_t *sEmpty = (uint64_t *)(smem + SM::kEmpty);
+    uint64_t *sQFull = (uint64_t *)(smem + SM::kQFull);
+    uint64_t *sQEmpty = sQFull + QB;
     int *sE = (int *)(smem + SM::kE);
-    int *sPre = sE + 128;
-    int *sMisc = (int *)(smem + SM::kMisc);
+    int *sQe = (int *)(smem + SM::kQe);
+    int4 *sRec = (int4 *)(smem + SM::kRec);
 
     if (tid == 0) {
         for (int s = 0; s < S; s++) {
-            mbar_init(smem_u32(&sFull[s]), vt_tma ? 128 + 128 + 1 : 128);
+            /* FP8: per producer thread its K copies (cp.async arrival) and its column factors,
+             * plus one for V^T (TMA bytes, or the transpose path's extra arrival); BF16: the
+             * transpose's one arrival per thread */
+            mbar_init(smem_u32(&sFull[s]), FP8 ? 128 + 128 + 1 : 128);
             mbar_init(smem_u32(&sEmpty[s]), 256); /* every consumer thread arrives (see release) */
         }
-        sMisc[0] = -1000;
+        for (int b = 0; b < QB; b++) {
+            mbar_init(smem_u32(&sQFull[b]), 2 * 128); /* per producer thread: its Q copies landed; its rows' constants written */
+            mbar_init(smem_u32(&sQEmpty[b]), 256);
+        }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-
-    /* ---- Q tile, by everyone (cp.async) */
-    if (FP8) {
-        for (int ch = tid; ch < kBM * 8; ch += kThreads) {
-            const int r = ch >> 3, q = ch & 7, tok = ds + q0 + r;
-            const bool ok = tok < p.T;
-            cp_async16(smem_u32(sQ + sw128(r, q)), p.q8 + ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 16, ok);
-        }
-    } else {
-        for (int ch = tid; ch < kBM * 16; ch += kThreads) {
-            const int r = ch >> 4, q = ch & 15, tok = ds + q0 + r;
-            const bool ok = tok < p.T;
-            cp_async16(smem_u32(sQ + (q >> 3) * (kBM * 128) + sw128(r, q & 7)),
-                       p.qb + ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 8, ok);
-        }
-    }
-    cp_async_commit();
-
-    /* ---- E_i = max eV over the keys row i sees (prefix max over the document) */
-    if (FP8) {
-        const int kb_end = p.causal ? q0 : len;
-        /* both loads are issued before the first wait: one global latency, not two, ahead of
-         * the main loop */
-        const int pkey = q0 + (tid & 127);
-        const int xpre = p.causal && tid < 128 && pkey < len ? (int)p.ve[(size_t)(ds + pkey) * p.Hkv + hk] : -1000;
-        int mx = -1000;
-        const int step = KIND == KIND_BLOCK ? 32 : 1; /* BLOCK: one exponent per 32-token block */
-        for (int k = tid * step; k < kb_end; k += kThreads * step)
-            mx = max(mx, (int)p.ve[(size_t)(ds + k) * p.Hkv + hk]);
-#pragma unroll
-        for (int o = 16; o; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        __syncthreads(); /* sMisc[0], barriers initialised */
-        if (lane == 0) atomicMax(&sMisc[0], mx);
-        if (p.causal && tid < 128) {
-            int x = xpre;
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const int y = __shfl_up_sync(0xffffffffu, x, o);
-                if (lane >= o) x = max(x, y);
-            }
-            sPre[tid] = x;
-        }
-        __syncthreads();
-        if (tid < 128) {
-            int E = sMisc[0];
-            if (p.causal) {
-                const int kl = min(tid, len - 1 - q0);
-                int pre = sPre[kl];
-                for (int w = 0; w < (kl >> 5); w++) pre = max(pre, sPre[w * 32 + 31]);
-                E = max(E, pre);
-            }
-            sE[tid] = E;
-        }
-    }
-    cp_async_wait<0>();
-    fence_proxy_async();
     __syncthreads();
 
     if (wg == 0) {
-        /* ================= producer warpgroup: K by cp.async (FP8: rows permuted); V rows by
-         * cp.async into a staging buffer, then transposed in shared memory into the K-major
-         * V^T tile the P V wgmma needs. (V^T straight from vt_codes by TMA would need
-         * 16-byte aligned tile starts; document starts are arbitrary.) */
+        /* ================= producer warpgroup: per item the Q tile and row constants, then K
+         * by cp.async (FP8: rows permuted); V^T by TMA from vt_codes when the document starts
+         * 16-byte aligned on the token axis (TMA faults on unaligned tile starts: measured,
+         * illegal instruction), else V rows by cp.async into a staging buffer and a
+         * byte/half transpose in shared memory into the K-major V^T tile P V needs. */
         setmaxnreg_dec<40>(); /* 128 x (168-40) registers freed = 256 x (232-168) needed: the pool must cover the consumers exactly */
         constexpr int NSTG = SM::kNStg;
         const int pt = tid;
-        auto issue = [&](int it) {
-            const int s = it % S, n = ndiag - it;
-            if (it >= S) mbar_wait(smem_u32(&sEmpty[s]), (uint32_t)(((it / S) - 1) & 1));
-            const int kbase = ds + n * kBN;
-            uint8_t *sK = smem + SM::kK + s * SM::kTileBytes;
-            uint8_t *stg = smem + SM::kStg + (it % NSTG) * SM::kTileBytes;
+        int *sScr = (int *)(smem + SM::kScr);
+        const int nslots = p.Hq * flamia_sm90::tile_slots(p.T, p.num_docs);
+        /* items are taken from a global counter in list order (as the hardware launched the
+         * CTAs of a one-CTA-per-item grid): the items in flight stay neighbours, so they share
+         * their documents' K / V in L2, and no CTA is left with a heavier share (a static
+         * b, b + gridDim.x, ... split measured +14 % at 16x4096). The next index is fetched
+         * one item ahead; sNext is double-buffered by the fetch count's parity. */
+        int *sNext = sScr + 132;
+        if (pt == 0) sNext[0] = atomicAdd(p.next, 1);
+        named_sync(3, 128);
+        int w = sNext[0];
+        int g = 0; /* K / V tiles issued before this item (ring position) */
+        int k = 0; /* items handed to the consumers */
+        for (int nf = 1;; nf++) {
+            if (pt == 0 && w < nslots) sNext[nf & 1] = atomicAdd(p.next, 1);
+            const int wcur = w;
+            const bool end = wcur >= nslots;
+            auto advance = [&]() { /* every producer thread: the index fetched for the next round */
+                named_sync(3, 128);
+                w = sNext[nf & 1];
+            };
+            int h = 0;
+            flamia_sm90::DocTile dt = {-1, 0, 0};
+            if (!end) {
+                h = wcur % p.Hq;
+                dt = flamia_sm90::doc_tile_of(p.cu, p.num_docs, wcur / p.Hq);
+                if (dt.doc < 0) { /* an idle slot */
+                    advance();
+                    continue;
+                }
+            }
+            const int qb = k % QB;
+            if (k >= QB) mbar_wait(smem_u32(&sQEmpty[qb]), (uint32_t)(((k / QB) - 1) & 1));
+            k++;
+            if (end) { /* the end record: every thread's two arrivals */
+                if (pt == 0) sRec[qb] = make_int4(0, -1, 0, 0);
+                mbar_arrive(smem_u32(&sQFull[qb]));
+                mbar_arrive(smem_u32(&sQFull[qb]));
+                break;
+            }
+            const int mt = dt.ntiles - 1 - dt.tile;
+            const int ds = __ldg(p.cu + dt.doc), len = __ldg(p.cu + dt.doc + 1) - ds;
+            const int hk = h / p.group, q0 = mt * kBM;
+            const int ndiag = p.causal ? mt : (len - 1) / kBN;
+            const int nvis = ndiag + 1; /* tiles visited: ndiag, ndiag-1, ..., 0 */
+            const bool vt_tma = FP8 && p.use_tma && (ds & 15) == 0;
+
+            /* ---- the Q tile (cp.async; this thread's arrival when its copies landed) */
+            uint8_t *sQ = smem + SM::kQ + qb * SM::kQBytes;
             if (FP8) {
 #pragma unroll
                 for (int i = 0; i < 8; i++) {
-                    const int ch = pt + i * 128, c = ch >> 3, q = ch & 7;
-                    int tok = kbase + perm_key(c);
-                    bool ok = tok < p.T;
-                    cp_async16(smem_u32(sK + sw128(c, q)), p.k8 + ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16, ok);
-                    if (!vt_tma) {
-                        tok = kbase + c; /* V row c = key c (natural order), chunk swizzled by c >> 3 */
-                        ok = tok < p.T;
-                        cp_async16(smem_u32(stg + c * 128 + ((q ^ ((c >> 3) & 7)) << 4)),
-                                   p.v8 + ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16, ok);
-                    }
-                }
-                if (vt_tma) cp_async_mbar_arrive(smem_u32(&sFull[s])); /* K landed: arrival 1 of 257 */
-                if (KIND == KIND_TOKEN) {
-                    float2 f = make_float2(0.f, 0.f);
-                    const int tok = kbase + perm_key(pt);
-                    if (tok < p.T) {
-                        f.x = flamia_pow2f(p.ke[(size_t)tok * p.Hkv + hk]);
-                        f.y = flamia_pow2f(p.ve[(size_t)tok * p.Hkv + hk]);
-                    }
-                    sCol[s * kBN + pt] = f;
-                } else if (pt < 4) {
-                    float2 f = make_float2(1.f, -127.f);
-                    const int key = n * kBN + 32 * pt;
-                    if (key < len) {
-                        const size_t i = (size_t)(ds + key) * p.Hkv + hk;
-                        f.x = flamia_pow2f(p.ke[i]);
-                        f.y = (float)p.ve[i];
-                    }
-                    sCol[s * kBN + pt] = f;
-                }
-                if (vt_tma) {
-                    const uint32_t full = smem_u32(&sFull[s]);
-                    mbar_arrive(full); /* column factors written */
-                    if (pt == 0) {
-                        mbar_expect_tx(full, kBN * kD);
-                        tma_load_3d(smem_u32(smem + SM::kV + s * SM::kTileBytes), &tmap_vt, kbase, 0, hk, full);
-                    }
+                    const int ch = pt + i * 128, r = ch >> 3, q = ch & 7, tok = ds + q0 + r;
+                    const bool ok = tok < p.T;
+                    cp_async16(smem_u32(sQ + sw128(r, q)), p.q8 + ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 16, ok);
                 }
             } else {
 #pragma unroll 4
                 for (int i = 0; i < 16; i++) {
-                    const int ch = pt + i * 128, r = ch >> 4, q = ch & 15;
-                    const int tok = kbase + r;
+                    const int ch = pt + i * 128, r = ch >> 4, q = ch & 15, tok = ds + q0 + r;
                     const bool ok = tok < p.T;
-                    const size_t off = ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 8;
-                    cp_async16(smem_u32(sK + (q >> 3) * (kBN * 128) + sw128(r, q & 7)), p.kb + off, ok);
-                    cp_async16(smem_u32(stg + (q >> 3) * (kBN * 128) + r * 128 + (((q & 7) ^ ((r >> 3) & 7)) << 4)),
-                               p.vb + off, ok);
+                    cp_async16(smem_u32(sQ + (q >> 3) * (kBM * 128) + sw128(r, q & 7)),
+                               p.qb + ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 8, ok);
                 }
             }
-        };
-        /* transpose the staged V rows of tile it into stage it % S (K-major V^T) */
-        auto finish = [&](int it) {
-            const int s = it % S;
-            const uint8_t *stg = smem + SM::kStg + (it % NSTG) * SM::kTileBytes;
-            uint8_t *sV = smem + SM::kV + s * SM::kTileBytes;
-#pragma unroll 1
-            for (int bi = 0; bi < 2; bi++) {
-                const int b = pt + bi * 128, kg = b & 15, dg = b >> 4; /* keys 8kg.., dims 8dg.. */
+            cp_async_mbar_arrive(smem_u32(&sQFull[qb]));
+
+            /* ---- row constants: E_i = max eV over the keys row i sees (prefix max over the
+             * document) and the row's Q exponent; both loads in flight before the first wait */
+            if (FP8) {
+                const int kb_end = p.causal ? q0 : len;
+                const int pkey = q0 + pt;
+                const int xpre = p.causal && pkey < len ? (int)p.ve[(size_t)(ds + pkey) * p.Hkv + hk] : -1000;
+                const int eq = pkey < len ? (int)p.qe[(size_t)(ds + pkey) * p.Hq + h] : 0;
+                int mx = -1000;
+                const int step = KIND == KIND_BLOCK ? 32 : 1; /* BLOCK: one exponent per 32-token block */
+                for (int kk = pt * step; kk < kb_end; kk += 128 * step)
+                    mx = max(mx, (int)p.ve[(size_t)(ds + kk) * p.Hkv + hk]);
+#pragma unroll
+                for (int o = 16; o; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+                int x = xpre;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const int y = __shfl_up_sync(0xffffffffu, x, o);
+                    if (lane >= o) x = max(x, y);
+                }
+                sScr[pt] = x;
+                if (lane == 0) sScr[128 + warp] = mx;
+                named_sync(3, 128);
+                int E = max(max(sScr[128], sScr[129]), max(sScr[130], sScr[131]));
+                if (p.causal) {
+                    const int kl = min(pt, len - 1 - q0);
+                    int pre = sScr[kl];
+                    for (int ww = 0; ww < (kl >> 5); ww++) pre = max(pre, sScr[ww * 32 + 31]);
+                    E = max(E, pre);
+                }
+                sE[qb * 128 + pt] = E;
+                sQe[qb * 128 + pt] = eq;
+                named_sync(3, 128); /* the scratch is free for the next item */
+            }
+            if (pt == 0) sRec[qb] = make_int4(ds, len, q0, h);
+            mbar_arrive(smem_u32(&sQFull[qb]));
+
+            /* ---- the K / V tiles of this item: ring position g + it */
+            auto issue = [&](int it) {
+                const int gt = g + it, s = gt % S, n = ndiag - it;
+                if (gt >= S) mbar_wait(smem_u32(&sEmpty[s]), (uint32_t)(((gt / S) - 1) & 1));
+                const int kbase = ds + n * kBN;
+                uint8_t *sK = smem + SM::kK + s * SM::kTileBytes;
+                uint8_t *stg = smem + SM::kStg + (it % NSTG) * SM::kTileBytes;
                 if (FP8) {
-                    uint32_t lo[8], hi[8];
-#pragma unroll
+    #pragma unroll
                     for (int i = 0; i < 8; i++) {
-                        const uint2 v = *(const uint2 *)(stg + (8 * kg + i) * 128 + ((((dg >> 1) ^ (kg & 7))) << 4) + (dg & 1) * 8);
-                        lo[i] = v.x;
-                        hi[i] = v.y;
+                        const int ch = pt + i * 128, c = ch >> 3, q = ch & 7;
+                        int tok = kbase + perm_key(c);
+                        bool ok = tok < p.T;
+                        cp_async16(smem_u32(sK + sw128(c, q)), p.k8 + ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16, ok);
+                        if (!vt_tma) {
+                            tok = kbase + c; /* V row c = key c (natural order), chunk swizzled by c >> 3 */
+                            ok = tok < p.T;
+                            cp_async16(smem_u32(stg + c * 128 + ((q ^ ((c >> 3) & 7)) << 4)),
+                                       p.v8 + ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16, ok);
+                        }
                     }
-                    uint32_t c[4][4]; /* c[blk][j]: blk 0: d 0-3 keys 0-3, 1: d 0-3 keys 4-7, 2: d 4-7 keys 0-3, 3: d 4-7 keys 4-7 */
-#pragma unroll
-                    for (int blk = 0; blk < 4; blk++) {
-                        const uint32_t *a = (blk < 2 ? lo : hi) + (blk & 1) * 4;
-                        const uint32_t t0 = __byte_perm(a[0], a[1], 0x5140), t1 = __byte_perm(a[0], a[1], 0x7362);
-                        const uint32_t t2 = __byte_perm(a[2], a[3], 0x5140), t3 = __byte_perm(a[2], a[3], 0x7362);
-                        c[blk][0] = __byte_perm(t0, t2, 0x5410);
-                        c[blk][1] = __byte_perm(t0, t2, 0x7632);
-                        c[blk][2] = __byte_perm(t1, t3, 0x5410);
-                        c[blk][3] = __byte_perm(t1, t3, 0x7632);
+                    if (vt_tma) cp_async_mbar_arrive(smem_u32(&sFull[s])); /* K landed: arrival 1 of 257 */
+                    if (KIND == KIND_TOKEN) {
+                        float2 f = make_float2(0.f, 0.f);
+                        const int tok = kbase + perm_key(pt);
+                        if (tok < p.T) {
+                            f.x = flamia_pow2f(p.ke[(size_t)tok * p.Hkv + hk]);
+                            f.y = flamia_pow2f(p.ve[(size_t)tok * p.Hkv + hk]);
+                        }
+                        sCol[s * kBN + pt] = f;
+                    } else if (pt < 4) {
+                        float2 f = make_float2(1.f, -127.f);
+                        const int key = n * kBN + 32 * pt;
+                        if (key < len) {
+                            const size_t i = (size_t)(ds + key) * p.Hkv + hk;
+                            f.x = flamia_pow2f(p.ke[i]);
+                            f.y = (float)p.ve[i];
+                        }
+                        sCol[s * kBN + pt] = f;
                     }
-#pragma unroll
-                    for (int j = 0; j < 8; j++) {
-                        const int d = 8 * dg + j;
-                        const uint2 v = make_uint2(c[(j >> 2) * 2][j & 3], c[(j >> 2) * 2 + 1][j & 3]);
-                        *(uint2 *)(sV + d * 128 + ((((kg >> 1) ^ (d & 7))) << 4) + (kg & 1) * 8) = v;
+                    if (vt_tma) {
+                        const uint32_t full = smem_u32(&sFull[s]);
+                        mbar_arrive(full); /* column factors written */
+                        if (pt == 0) {
+                            mbar_expect_tx(full, kBN * kD);
+                            tma_load_3d(smem_u32(smem + SM::kV + s * SM::kTileBytes), &tmap_vt, kbase, 0, hk, full);
+                        }
                     }
                 } else {
-                    uint4 r[8];
-#pragma unroll
-                    for (int i = 0; i < 8; i++)
-                        r[i] = *(const uint4 *)(stg + (dg >> 3) * (kBN * 128) + (8 * kg + i) * 128 + (((dg & 7) ^ (kg & 7)) << 4));
-#pragma unroll
-                    for (int j = 0; j < 8; j++) {
-                        const int d = 8 * dg + j;
-                        const uint32_t sel = (j & 1) ? 0x7632 : 0x5410;
-                        uint32_t w[4];
-#pragma unroll
-                        for (int k2 = 0; k2 < 4; k2++) {
-                            const uint4 &ra = r[2 * k2], &rb = r[2 * k2 + 1];
-                            const uint32_t xa = (j >> 1) == 0 ? ra.x : (j >> 1) == 1 ? ra.y : (j >> 1) == 2 ? ra.z : ra.w;
-                            const uint32_t xb = (j >> 1) == 0 ? rb.x : (j >> 1) == 1 ? rb.y : (j >> 1) == 2 ? rb.z : rb.w;
-                            w[k2] = __byte_perm(xa, xb, sel);
-                        }
-                        *(uint4 *)(sV + (kg >> 3) * (kBN * 128) + d * 128 + (((kg & 7) ^ (d & 7)) << 4)) =
-                            make_uint4(w[0], w[1], w[2], w[3]);
+    #pragma unroll 4
+                    for (int i = 0; i < 16; i++) {
+                        const int ch = pt + i * 128, r = ch >> 4, q = ch & 15;
+                        const int tok = kbase + r;
+                        const bool ok = tok < p.T;
+                        const size_t off = ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 8;
+                        cp_async16(smem_u32(sK + (q >> 3) * (kBN * 128) + sw128(r, q & 7)), p.kb + off, ok);
+                        cp_async16(smem_u32(stg + (q >> 3) * (kBN * 128) + r * 128 + (((q & 7) ^ ((r >> 3) & 7)) << 4)),
+                                   p.vb + off, ok);
                     }
                 }
-            }
-            fence_proxy_async(); /* generic-proxy writes (and landed cp.async) -> wgmma reads */
-            mbar_arrive(smem_u32(&sFull[s]));
-        };
-        if (vt_tma) {
-            for (int it = 0; it < nvis; it++) issue(it); /* arrivals: cp.async (K), plain (cols), TMA (V) */
-        } else if (NSTG == 2) {
-            for (int it = 0; it <= nvis; it++) {
-                if (it < nvis) issue(it);
-                cp_async_commit();
-                if (it >= 1) {
-                    cp_async_wait<1>();
-                    named_sync(3, 128); /* tile it-1 staged by every producer thread */
-                    finish(it - 1);
-                    named_sync(3, 128); /* staging buffer (it-1)%2 free again */
+            };
+            /* transpose the staged V rows of tile it into stage (g + it) % S (K-major V^T) */
+            auto finish = [&](int it) {
+                const int s = (g + it) % S;
+                const uint8_t *stg = smem + SM::kStg + (it % NSTG) * SM::kTileBytes;
+                uint8_t *sV = smem + SM::kV + s * SM::kTileBytes;
+    #pragma unroll 1
+                for (int bi = 0; bi < 2; bi++) {
+                    const int b = pt + bi * 128, kg = b & 15, dg = b >> 4; /* keys 8kg.., dims 8dg.. */
+                    if (FP8) {
+                        uint32_t lo[8], hi[8];
+    #pragma unroll
+                        for (int i = 0; i < 8; i++) {
+                            const uint2 v = *(const uint2 *)(stg + (8 * kg + i) * 128 + ((((dg >> 1) ^ (kg & 7))) << 4) + (dg & 1) * 8);
+                            lo[i] = v.x;
+                            hi[i] = v.y;
+                        }
+                        uint32_t c[4][4]; /* c[blk][j]: blk 0: d 0-3 keys 0-3, 1: d 0-3 keys 4-7, 2: d 4-7 keys 0-3, 3: d 4-7 keys 4-7 */
+    #pragma unroll
+                        for (int blk = 0; blk < 4; blk++) {
+                            const uint32_t *a = (blk < 2 ? lo : hi) + (blk & 1) * 4;
+                            const uint32_t t0 = __byte_perm(a[0], a[1], 0x5140), t1 = __byte_perm(a[0], a[1], 0x7362);
+                            const uint32_t t2 = __byte_perm(a[2], a[3], 0x5140), t3 = __byte_perm(a[2], a[3], 0x7362);
+                            c[blk][0] = __byte_perm(t0, t2, 0x5410);
+                            c[blk][1] = __byte_perm(t0, t2, 0x7632);
+                            c[blk][2] = __byte_perm(t1, t3, 0x5410);
+                            c[blk][3] = __byte_perm(t1, t3, 0x7632);
+                        }
+    #pragma unroll
+                        for (int j = 0; j < 8; j++) {
+                            const int d = 8 * dg + j;
+                            const uint2 v = make_uint2(c[(j >> 2) * 2][j & 3], c[(j >> 2) * 2 + 1][j & 3]);
+                            *(uint2 *)(sV + d * 128 + ((((kg >> 1) ^ (d & 7))) << 4) + (kg & 1) * 8) = v;
+                        }
+                    } else {
+                        uint4 r[8];
+    #pragma unroll
+                        for (int i = 0; i < 8; i++)
+                            r[i] = *(const uint4 *)(stg + (dg >> 3) * (kBN * 128) + (8 * kg + i) * 128 + (((dg & 7) ^ (kg & 7)) << 4));
+    #pragma unroll
+                        for (int j = 0; j < 8; j++) {
+                            const int d = 8 * dg + j;
+                            const uint32_t sel = (j & 1) ? 0x7632 : 0x5410;
+                            uint32_t w[4];
+    #pragma unroll
+                            for (int k2 = 0; k2 < 4; k2++) {
+                                const uint4 &ra = r[2 * k2], &rb = r[2 * k2 + 1];
+                                const uint32_t xa = (j >> 1) == 0 ? ra.x : (j >> 1) == 1 ? ra.y : (j >> 1) == 2 ? ra.z : ra.w;
+                                const uint32_t xb = (j >> 1) == 0 ? rb.x : (j >> 1) == 1 ? rb.y : (j >> 1) == 2 ? rb.z : rb.w;
+                                w[k2] = __byte_perm(xa, xb, sel);
+                            }
+                            *(uint4 *)(sV + (kg >> 3) * (kBN * 128) + d * 128 + (((kg & 7) ^ (d & 7)) << 4)) =
+                                make_uint4(w[0], w[1], w[2], w[3]);
+                        }
+                    }
+                }
+                fence_proxy_async(); /* generic-proxy writes (and landed cp.async) -> wgmma reads */
+                if (FP8)
+                    mbar_arrive_cnt(smem_u32(&sFull[s]), pt == 0 ? 3 : 2); /* the count of the TMA path: 257 */
+                else
+                    mbar_arrive(smem_u32(&sFull[s]));
+            };
+            if (vt_tma) {
+                for (int it = 0; it < nvis; it++) issue(it); /* arrivals: cp.async (K), plain (cols), TMA (V) */
+            } else if (NSTG == 2) {
+                for (int it = 0; it <= nvis; it++) {
+                    if (it < nvis) issue(it);
+                    cp_async_commit();
+                    if (it >= 1) {
+                        cp_async_wait<1>();
+                        named_sync(3, 128); /* tile it-1 staged by every producer thread */
+                        finish(it - 1);
+                        named_sync(3, 128); /* staging buffer (it-1)%2 free again */
+                    }
+                }
+            } else {
+                for (int it = 0; it < nvis; it++) {
+                    issue(it);
+                    cp_async_commit();
+                    cp_async_wait<0>();
+                    named_sync(3, 128);
+                    finish(it);
+                    named_sync(3, 128);
                 }
             }
-        } else {
-            for (int it = 0; it < nvis; it++) {
-                issue(it);
-                cp_async_commit();
-                cp_async_wait<0>();
-                named_sync(3, 128);
-                finish(it);
-                named_sync(3, 128);
-            }
+            g += nvis;
+            advance();
         }
         cp_async_wait<0>();
         return;
@@ -601,48 +666,19 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
 
     /* ================= consumer warpgroups */
     setmaxnreg_inc<232>();
-    const int cw = wg - 1, g = lane >> 2, tq = lane & 3;
-    const int rr[2] = {cw * 64 + (warp & 3) * 16 + g, cw * 64 + (warp & 3) * 16 + g + 8};
-    const int qi[2] = {q0 + rr[0], q0 + rr[1]};
-    DbgRow dr = {};
-    if (DBG) {
-#pragma unroll
-        for (int hh = 0; hh < 2; hh++) {
-            const size_t row = (size_t)h * p.T + ds + qi[hh];
-            const bool in = qi[hh] < len;
-            dr.code[hh] = in ? dbg.codes + row * p.T + ds : nullptr;
-            dr.frame[hh] = in && dbg.frames ? dbg.frames + row * dbg.ntile : nullptr;
-        }
-    }
-    float crow[2];
-    int Erow[2] = {8, 8};
-#pragma unroll
-    for (int hh = 0; hh < 2; hh++) {
-        if (FP8) {
-            Erow[hh] = sE[rr[hh]];
-            const int eq = qi[hh] < len ? (int)p.qe[(size_t)(ds + qi[hh]) * p.Hq + h] : 0;
-            crow[hh] = p.c * flamia_pow2f(eq); /* exact: c times a power of two */
-        } else {
-            crow[hh] = p.c;
-        }
-    }
-    float oacc[64];
-#pragma unroll
-    for (int i = 0; i < 64; i++) oacc[i] = 0.f;
-    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f}, fo[2];
+    const int cw = wg - 1, gq = lane >> 2, tq = lane & 3;
+    const int rr[2] = {cw * 64 + (warp & 3) * 16 + gq, cw * 64 + (warp & 3) * 16 + gq + 8};
     constexpr int NP = PRegs<KIND>::N;
-    uint32_t pa[NP], pb[NP];
-    float sacc[64];
-    const uint32_t sQa = smem_u32(sQ);
     auto stageK = [&](int s) { return smem_u32(smem + SM::kK + s * SM::kTileBytes); };
     auto stageV = [&](int s) { return smem_u32(smem + SM::kV + s * SM::kTileBytes); };
     /* ping-pong (PP): the two consumer warpgroups take turns issuing their wgmmas
-     * (named barriers 1 + cw), so one's softmax overlaps the other's tensor-core work */
+     * (named barriers 1 + cw), so one's softmax overlaps the other's tensor-core work. The
+     * turns run on across items; warpgroup 0 takes warpgroup 1's last arrival at the end. */
     auto sched_wait = [&]() {
         if (PP) named_sync(1 + cw, 256);
     };
-    auto sched_done = [&](bool last) {
-        if (PP && !(last && cw == 1)) named_arrive(1 + (1 - cw), 256);
+    auto sched_done = [&]() {
+        if (PP) named_arrive(1 + (1 - cw), 256);
     };
     if (PP && cw == 1) named_arrive(1, 256); /* warpgroup 0 issues first */
     /* Every consumer thread arrives for itself: an arrive releases only the arriving
@@ -651,103 +687,148 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
      * (8 hazards, stage reuse after 3 tiles). One instruction per warp either way. */
     auto release = [&](int s) { mbar_arrive(smem_u32(&sEmpty[s])); };
 
-    /* first (masked) tile */
-    mbar_wait(smem_u32(&sFull[0]), 0);
-    fence_proxy_async();
-    sched_wait();
-    wgmma_fence();
-    issue_qk<KIND>(sacc, sQa, stageK(0), cw);
-    wgmma_commit();
-    sched_done(false);
-    wgmma_wait<0>();
-    reg_fence(sacc);
-    softmax_tile<KIND, true, DBG>(sacc, pa, m_run, l_run, fo, crow, Erow, sCol, ndiag, len, p.causal, qi, tq, dr);
-
-    /* tile it: S(it) = Q K(it) and O += P(it-1) V(it-1) in flight together; the softmax
-     * of S(it) runs while P V is on the tensor cores. P alternates between two register
-     * sets (a register copy would serialize the wgmma pipeline: ptxas C7513). */
-    auto step = [&](int it, uint32_t(&pc)[NP], uint32_t(&pn)[NP]) {
-        const int s = it % S, sp = (it - 1) % S;
-        mbar_wait(smem_u32(&sFull[s]), (uint32_t)((it / S) & 1));
-        fence_proxy_async();
-        reg_fence(pc);
-        reg_fence(oacc);
-        sched_wait();
-        wgmma_fence();
-        issue_qk<KIND>(sacc, sQa, stageK(s), cw);
-        wgmma_commit();
-        issue_pv<KIND>(oacc, pc, stageV(sp), p);
-        wgmma_commit();
-        sched_done(false);
-        wgmma_wait<1>();
-        reg_fence(sacc);
-        softmax_tile<KIND, false, DBG>(sacc, pn, m_run, l_run, fo, crow, Erow, sCol + s * kBN, ndiag - it, len,
-                                       p.causal, qi, tq, dr);
-        wgmma_wait<0>();
-        reg_fence(oacc);
-        reg_fence(pc);
-        release(sp);
+    int g = 0; /* K / V tiles consumed before this item (ring position) */
+    for (int k = 0;; k++) {
+        const int qb = k % QB;
+        mbar_wait(smem_u32(&sQFull[qb]), (uint32_t)((k / QB) & 1));
+        const int4 rec = sRec[qb];
+        if (rec.y < 0) break; /* the end record */
+        const int ds = rec.x, len = rec.y, q0 = rec.z, h = rec.w;
+        const int ndiag = p.causal ? q0 / kBM : (len - 1) / kBN;
+        const int nvis = ndiag + 1;
+        const int qi[2] = {q0 + rr[0], q0 + rr[1]};
+        DbgRow dr = {};
+        if (DBG) {
 #pragma unroll
-        for (int hh = 0; hh < 2; hh++) {
-            if (fo[hh] != 1.f) {
-#pragma unroll
-                for (int j = 0; j < 16; j++) {
-                    oacc[4 * j + 2 * hh] *= fo[hh];
-                    oacc[4 * j + 2 * hh + 1] *= fo[hh];
-                }
+            for (int hh = 0; hh < 2; hh++) {
+                const size_t row = (size_t)h * p.T + ds + qi[hh];
+                const bool in = qi[hh] < len;
+                dr.code[hh] = in ? dbg.codes + row * p.T + ds : nullptr;
+                dr.frame[hh] = in && dbg.frames ? dbg.frames + row * dbg.ntile : nullptr;
             }
         }
-    };
-    auto last_pv = [&](uint32_t(&pc)[NP]) {
-        const int sp = (nvis - 1) % S;
-        reg_fence(pc);
-        reg_fence(oacc);
+        float crow[2];
+        int Erow[2] = {8, 8};
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            if (FP8) {
+                Erow[hh] = sE[qb * 128 + rr[hh]];
+                crow[hh] = p.c * flamia_pow2f(sQe[qb * 128 + rr[hh]]); /* exact: c times a power of two */
+            } else {
+                crow[hh] = p.c;
+            }
+        }
+        float oacc[64];
+#pragma unroll
+        for (int i = 0; i < 64; i++) oacc[i] = 0.f;
+        float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f}, fo[2];
+        uint32_t pa[NP], pb[NP];
+        float sacc[64];
+        const uint32_t sQa = smem_u32(smem + SM::kQ + qb * SM::kQBytes);
+
+        /* first (masked) tile */
+        const int s0 = g % S;
+        mbar_wait(smem_u32(&sFull[s0]), (uint32_t)((g / S) & 1));
+        fence_proxy_async(); /* the Q tile's and K's cp.async writes -> wgmma reads */
         sched_wait();
         wgmma_fence();
-        issue_pv<KIND>(oacc, pc, stageV(sp), p);
+        issue_qk<KIND>(sacc, sQa, stageK(s0), cw);
         wgmma_commit();
-        sched_done(true);
+        sched_done();
         wgmma_wait<0>();
-        reg_fence(oacc);
-        reg_fence(pc);
-        release(sp);
-    };
-    int it = 1;
-    for (; it + 1 < nvis; it += 2) {
-        step(it, pa, pb);
-        step(it + 1, pb, pa);
-    }
-    if (it < nvis) {
-        step(it, pa, pb);
-        last_pv(pb);
-    } else {
-        last_pv(pa);
-    }
+        reg_fence(sacc);
+        softmax_tile<KIND, true, DBG>(sacc, pa, m_run, l_run, fo, crow, Erow, sCol + s0 * kBN, ndiag, len, p.causal,
+                                      qi, tq, dr);
 
-    /* ---- epilogue: O = O_acc (1 / l), lse, row frame (the debug run writes none of them) */
+        /* tile it: S(it) = Q K(it) and O += P(it-1) V(it-1) in flight together; the softmax
+         * of S(it) runs while P V is on the tensor cores. P alternates between two register
+         * sets (a register copy would serialize the wgmma pipeline: ptxas C7513). */
+        auto step = [&](int it, uint32_t(&pc)[NP], uint32_t(&pn)[NP]) {
+            const int gt = g + it, s = gt % S, sp = (gt - 1) % S;
+            mbar_wait(smem_u32(&sFull[s]), (uint32_t)((gt / S) & 1));
+            fence_proxy_async();
+            reg_fence(pc);
+            reg_fence(oacc);
+            sched_wait();
+            wgmma_fence();
+            issue_qk<KIND>(sacc, sQa, stageK(s), cw);
+            wgmma_commit();
+            issue_pv<KIND>(oacc, pc, stageV(sp), p);
+            wgmma_commit();
+            sched_done();
+            wgmma_wait<1>();
+            reg_fence(sacc);
+            softmax_tile<KIND, false, DBG>(sacc, pn, m_run, l_run, fo, crow, Erow, sCol + s * kBN, ndiag - it, len,
+                                           p.causal, qi, tq, dr);
+            wgmma_wait<0>();
+            reg_fence(oacc);
+            reg_fence(pc);
+            release(sp);
 #pragma unroll
-    for (int hh = 0; hh < 2; hh++) {
-        float l = l_run[hh];
-        l += __shfl_xor_sync(0xffffffffu, l, 1);
-        l += __shfl_xor_sync(0xffffffffu, l, 2);
-        if (DBG || qi[hh] >= len) continue;
-        const size_t row = (size_t)(ds + qi[hh]) * p.Hq + h;
-        uint32_t *orow = (uint32_t *)(p.o + row * kD);
-        /* one IEEE reciprocal per row, not 32 divisions per thread (each a MUFU.RCP, a
-         * Newton step and a slow-path call in SASS); O differs from O_acc / l by at most
-         * an FP32 ulp before the BF16 rounding */
-        const float il = 1.0f / l;
+            for (int hh = 0; hh < 2; hh++) {
+                if (fo[hh] != 1.f) {
 #pragma unroll
-        for (int j = 0; j < 16; j++)
-            orow[4 * j + tq] = bf16x2(oacc[4 * j + 2 * hh] * il, oacc[4 * j + 2 * hh + 1] * il);
-        if (tq == 0) {
-            /* in FP32 (the frame is an integer, exact): an FP64 log2 here held 2.4 % of the
-             * kernel's stall samples; the result differs from the FP64 one by ~2 FP32 ulp */
-            const float base = m_run[hh] + (FP8 ? (float)(Erow[hh] - 8) : 0.f);
-            p.lse[row] = 0.69314718055994530942f * (base + log2f(l));
-            p.row_frame[row] = m_run[hh];
+                    for (int j = 0; j < 16; j++) {
+                        oacc[4 * j + 2 * hh] *= fo[hh];
+                        oacc[4 * j + 2 * hh + 1] *= fo[hh];
+                    }
+                }
+            }
+        };
+        auto last_pv = [&](uint32_t(&pc)[NP]) {
+            const int sp = (g + nvis - 1) % S;
+            reg_fence(pc);
+            reg_fence(oacc);
+            sched_wait();
+            wgmma_fence();
+            issue_pv<KIND>(oacc, pc, stageV(sp), p);
+            wgmma_commit();
+            sched_done();
+            wgmma_wait<0>();
+            reg_fence(oacc);
+            reg_fence(pc);
+            release(sp);
+        };
+        int it = 1;
+        for (; it + 1 < nvis; it += 2) {
+            step(it, pa, pb);
+            step(it + 1, pb, pa);
+        }
+        if (it < nvis) {
+            step(it, pa, pb);
+            last_pv(pb);
+        } else {
+            last_pv(pa);
+        }
+        g += nvis;
+        mbar_arrive(smem_u32(&sQEmpty[qb])); /* Q tile, row constants and record of this item read */
+
+        /* ---- epilogue: O = O_acc (1 / l), lse, row frame (the debug run writes none of them) */
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            float l = l_run[hh];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            if (DBG || qi[hh] >= len) continue;
+            const size_t row = (size_t)(ds + qi[hh]) * p.Hq + h;
+            uint32_t *orow = (uint32_t *)(p.o + row * kD);
+            /* one IEEE reciprocal per row, not 32 divisions per thread (each a MUFU.RCP, a
+             * Newton step and a slow-path call in SASS); O differs from O_acc / l by at most
+             * an FP32 ulp before the BF16 rounding */
+            const float il = 1.0f / l;
+#pragma unroll
+            for (int j = 0; j < 16; j++)
+                orow[4 * j + tq] = bf16x2(oacc[4 * j + 2 * hh] * il, oacc[4 * j + 2 * hh + 1] * il);
+            if (tq == 0) {
+                /* in FP32 (the frame is an integer, exact): an FP64 log2 here held 2.4 % of the
+                 * kernel's stall samples; the result differs from the FP64 one by ~2 FP32 ulp */
+                const float base = m_run[hh] + (FP8 ? (float)(Erow[hh] - 8) : 0.f);
+                p.lse[row] = 0.69314718055994530942f * (base + log2f(l));
+                p.row_frame[row] = m_run[hh];
+            }
         }
     }
+    if (PP && cw == 0) named_sync(1, 256); /* warpgroup 1's last turn arrival */
 }
 
 template <int KIND, int S, bool PP>
@@ -764,8 +845,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 /* ------------------------------------------------------------------ host */
 
-/* One CTA per (query head, 128-query tile of a document); `attr` remembers, per kernel
- * instantiation, that the shared-memory limit was raised. */
+/* Persistent: min(work items, SMs) CTAs, one per SM, taking the (query head, tile slot)
+ * items from the counter fwd_next; `attr` remembers, per kernel instantiation, that the
+ * shared-memory limit was raised. */
 template <typename... KernelArgs, typename... Args>
 static cudaError_t launch_grid(void (*kernel)(KernelArgs...), bool &attr, int bytes, const Params &prm,
                                cudaStream_t stream, Args... args) {
@@ -774,7 +856,13 @@ static cudaError_t launch_grid(void (*kernel)(KernelArgs...), bool &attr, int by
         if (e != cudaSuccess) return e;
         attr = true;
     }
-    dim3 grid(prm.Hq * flamia_sm90::tile_slots(prm.T, prm.num_docs));
+    int dev = 0, sms = 0;
+    cudaError_t e = cudaMemsetAsync(prm.next, 0, sizeof(int), stream); /* the work counter */
+    if (e == cudaSuccess) e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e != cudaSuccess) return e;
+    const long long items = (long long)prm.Hq * flamia_sm90::tile_slots(prm.T, prm.num_docs);
+    dim3 grid((unsigned)(items < sms ? items : sms));
     kernel<<<grid, kThreads, bytes, stream>>>(args...);
     return cudaGetLastError();
 }
@@ -814,6 +902,7 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
     prm.kb = (const uint16_t *)(ws + L.k_bf16);
     prm.vb = (const uint16_t *)(ws + L.v_bf16);
     prm.row_frame = (float *)(ws + L.row_frame);
+    prm.next = (int *)(ws + L.fwd_next);
     prm.o = o;
     prm.lse = lse;
     prm.cu = P->cu_seqlens;

@@ -55,11 +55,14 @@ struct flamia_sm90_problem {
  *                                     0 c 2^eQ, 1 2^23 + 520 - m, 2 the normalizer exp2(m - lse/ln2)
  *                                     2^-8, 3 D, 4 2^eDO, 5 eDO (int), 6 unused, 7 eQ (int); so that
  *                                     the main kernel stages them by cp.async with its query tile
+ * Forward scheduler:
+ *   fwd_next   int32                  the next work item of the persistent forward (zeroed per call)
  * t_pad = T rounded up to 16 (TMA needs 16-byte global strides). */
 struct flamia_sm90_layout {
     size_t err_flag, q_codes, k_codes, v_codes, vt_codes, q_exp, k_exp, v_exp;
     size_t q_bf16, k_bf16, v_bf16, row_frame;
-    size_t qt_codes, kt_codes, do_codes, dot_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, bwd_rows, total;
+    size_t qt_codes, kt_codes, do_codes, dot_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, bwd_rows;
+    size_t fwd_next, total;
     int t_pad;
 };
 
@@ -94,6 +97,7 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(dq_accum, T * Hq * D * 4)
     FLAMIA_REGION(dq_turn, T * Hq * 4)
     FLAMIA_REGION(bwd_rows, Hq * 8 * T * 4)
+    FLAMIA_REGION(fwd_next, 4)
 #undef FLAMIA_REGION
     L.total = off;
     return L;

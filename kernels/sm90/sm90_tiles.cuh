@@ -20,7 +20,7 @@ namespace flamia_sm90 {
 constexpr int kTileTokens = 128;
 
 /* CTAs a tile grid needs along the document axis */
-inline int tile_slots(int total_tokens, int num_docs) { return total_tokens / kTileTokens + num_docs; }
+__host__ __device__ inline int tile_slots(int total_tokens, int num_docs) { return total_tokens / kTileTokens + num_docs; }
 
 struct DocTile {
     int doc;    /* -1: an idle slot */
