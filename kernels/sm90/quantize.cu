@@ -40,6 +40,14 @@
 namespace {
 
 constexpr int kThreads = 256;
+/* grid shape: about this many CTAs, at most this many head slots per CTA (dev/quantize
+ * builds variants with other values) */
+#ifndef FLAMIA_QUANT_TARGET_CTAS
+#define FLAMIA_QUANT_TARGET_CTAS 8192
+#endif
+#ifndef FLAMIA_QUANT_MAX_SLOTS
+#define FLAMIA_QUANT_MAX_SLOTS 8
+#endif
 
 struct QuantParams {
     const uint16_t *src[3]; /* Q, K, V */
@@ -408,12 +416,12 @@ cudaError_t flamia_sm90_quantize(const struct flamia_sm90_problem *pb, const uin
     qp.hadamard = pb->hadamard;
     qp.had_norm = 1.0f / sqrtf((float)pb->head_dim); /* as flamia_ref_hadamard */
 
-    /* Enough CTAs to fill 132 SMs many times over; up to 8 head slots per CTA
+    /* Enough CTAs to fill 132 SMs many times over; several head slots per CTA
      * amortize the cu_seqlens search and keep the next slot's loads in flight. */
     const long long windows = (pb->total_tokens + 31) / 32;
-    long long hpc = windows * qp.head_slots / 8192;
+    long long hpc = windows * qp.head_slots / FLAMIA_QUANT_TARGET_CTAS;
     if (hpc < 1) hpc = 1;
-    if (hpc > 8) hpc = 8;
+    if (hpc > FLAMIA_QUANT_MAX_SLOTS) hpc = FLAMIA_QUANT_MAX_SLOTS;
     qp.heads_per_cta = (int)hpc;
     const dim3 grid((unsigned)windows, (unsigned)((qp.head_slots + hpc - 1) / hpc));
 
