@@ -21,6 +21,10 @@
  * from one binary search of cu_seqlens per token (64 threads, one round).
  * Per-token scaling (mxfp8-exact) and the BF16 kind simply use [32w, 32w+32).
  *
+ * mxfp8 without the rotation (the default recipe) runs quantize_block_warp_kernel
+ * instead: the same windows and ranges, but one warp per (block, head slot), the block max
+ * a whole-warp reduction with no shared-memory exchange or CTA barrier per slot.
+ *
  * Thread mapping: D/8 threads per token row, 8 elements (16 bytes) each; a
  * 256-thread CTA covers 2048/D rows per pass. Loads are 16-byte streaming
  * loads, the next head slot's rows are loaded while the current one is
@@ -47,6 +51,17 @@ constexpr int kThreads = 256;
 #endif
 #ifndef FLAMIA_QUANT_MAX_SLOTS
 #define FLAMIA_QUANT_MAX_SLOTS 8
+#endif
+/* mxfp8 without rotation: quantize_block_warp_kernel (1) or quantize_kernel (0); its CTAs
+ * per SM (register bound) and head slots per CTA */
+#ifndef FLAMIA_QUANT_WARP_BLOCKS
+#define FLAMIA_QUANT_WARP_BLOCKS 1
+#endif
+#ifndef FLAMIA_QUANT_WB_CTAS
+#define FLAMIA_QUANT_WB_CTAS 2
+#endif
+#ifndef FLAMIA_QUANT_WB_SLOTS
+#define FLAMIA_QUANT_WB_SLOTS 8
 #endif
 
 struct QuantParams {
@@ -366,6 +381,176 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
     }
 }
 
+/* ------------------------------------------------------------------------------------
+ * Token-block recipe (mxfp8) without the Hadamard rotation: one WARP per (32-token block,
+ * head slot). The CTA finds the blocks that start in its window as quantize_kernel does;
+ * its 8 warps then take the (block, slot) pairs in turn. A lane loads its share of the
+ * block's rows (D/8 lanes per row, 16 bytes each: 16 loads in flight for D = 128), the
+ * block max is a whole-warp reduction (no shared memory, no CTA barrier per slot), and V's
+ * transposition goes through the warp's own shared tile. Same values as quantize_kernel
+ * by construction: the block max is the max of the rows' max |bf16| bit patterns, a row
+ * whose pattern is a NaN ignored as fmaxf ignores it there (a rare path, taken when the
+ * block holds a NaN), the same exponent rule and encoder. */
+template <int D>
+__global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block_warp_kernel(const QuantParams p) {
+    constexpr int TPR = D / 8;  /* lanes per token row */
+    constexpr int RPL = 32 / TPR; /* rows per warp-wide load */
+    constexpr int NL = 32 / RPL;  /* loads per lane: a whole 32-row block */
+    constexpr int VSTR = 33;      /* transposition tile row stride (bytes) */
+    __shared__ int s_tokbs[64];
+    __shared__ int s_range[2];
+    __shared__ uint8_t s_vt[kThreads / 32][D * VSTR];
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int c = lane % TPR, r0 = lane / TPR;
+    const int T = p.T;
+    const int w0 = blockIdx.x * 32;
+
+    /* ---- the token range [a, b): the blocks that start in this window (quantize_kernel 1.) */
+    if (tid < 64) {
+        const int t = w0 + tid;
+        bool start = false;
+        int bs = 0;
+        if (t < T) {
+            int lo = 0, hi = p.num_docs;
+            while (hi - lo > 1) {
+                const int mid = (lo + hi) >> 1;
+                if (__ldg(p.cu + mid) <= t) lo = mid; else hi = mid;
+            }
+            const int c0 = __ldg(p.cu + lo);
+            bs = c0 + ((t - c0) & ~31);
+            start = bs == t;
+        }
+        s_tokbs[tid] = bs;
+        const unsigned m = __ballot_sync(0xffffffffu, start);
+        if ((tid & 31) == 0) s_range[tid >> 5] = m ? w0 + (tid & 32) + __ffs(m) - 1 : T;
+    }
+    __syncthreads();
+    const int a = s_range[0], b = s_range[1];
+    /* block starts in [a, b) as a 64-bit mask over window offsets (every warp the same) */
+    unsigned long long starts = 0;
+    {
+        const int i0 = lane, i1 = lane + 32;
+        const bool s0 = w0 + i0 >= a && w0 + i0 < b && s_tokbs[i0] == w0 + i0;
+        const bool s1 = w0 + i1 >= a && w0 + i1 < b && s_tokbs[i1] == w0 + i1;
+        starts = (unsigned long long)__ballot_sync(0xffffffffu, s0) |
+                 ((unsigned long long)__ballot_sync(0xffffffffu, s1) << 32);
+    }
+    const int nb = __popcll(starts);
+    const int slot0 = blockIdx.y * p.heads_per_cta;
+    const int slot1 = min(slot0 + p.heads_per_cta, p.head_slots);
+    const int npairs = nb * (slot1 - slot0);
+    uint32_t badmax = 0;
+
+    for (int pr = warp; pr < npairs; pr += kThreads / 32) {
+        const int j = pr % nb, slot = slot0 + pr / nb;
+        /* the j-th start and the next one (or b) */
+        unsigned long long m = starts;
+        for (int k = 0; k < j; k++) m &= m - 1;
+        const int bstart = w0 + __ffsll((long long)m) - 1;
+        m &= m - 1;
+        const int bend = m ? w0 + __ffsll((long long)m) - 1 : b;
+        const int n = bend - bstart; /* rows of the block, 1..32 */
+        int ti, h;
+        if (slot < p.heads[0]) { ti = 0; h = slot; }
+        else if (slot < p.heads[0] + p.heads[1]) { ti = 1; h = slot - p.heads[0]; }
+        else { ti = 2; h = slot - p.heads[0] - p.heads[1]; }
+        const int H = p.heads[ti];
+
+        /* element offset of this lane's first row; row r0 + i RPL is i row strides further */
+        const size_t base = ((size_t)(bstart + r0) * H + h) * D + c * 8, rstride = (size_t)RPL * H * D;
+        uint4 raw[NL];
+#pragma unroll
+        for (int i = 0; i < NL; i++) {
+            const int r = r0 + i * RPL;
+            raw[i] = r < n ? ld_stream(p.src[ti] + base + i * rstride) : make_uint4(0, 0, 0, 0);
+        }
+        /* block max of the |bf16| bit patterns */
+        uint32_t m2 = 0;
+#pragma unroll
+        for (int i = 0; i < NL; i++) {
+            m2 = flamia_vmax_u16x2(m2, raw[i].x & 0x7fff7fffu);
+            m2 = flamia_vmax_u16x2(m2, raw[i].y & 0x7fff7fffu);
+            m2 = flamia_vmax_u16x2(m2, raw[i].z & 0x7fff7fffu);
+            m2 = flamia_vmax_u16x2(m2, raw[i].w & 0x7fff7fffu);
+        }
+        uint32_t mb = max(m2 & 0xffffu, m2 >> 16);
+#pragma unroll
+        for (int o = 16; o >= 1; o >>= 1) mb = max(mb, __shfl_xor_sync(0xffffffffu, mb, o));
+        badmax = max(badmax, mb);
+        if (mb > 0x7f80u) { /* a NaN somewhere: per row, a NaN row is left out (warp-uniform) */
+            uint32_t keep = 0;
+#pragma unroll
+            for (int i = 0; i < NL; i++) {
+                uint32_t w2 = flamia_vmax_u16x2(flamia_vmax_u16x2(raw[i].x & 0x7fff7fffu, raw[i].y & 0x7fff7fffu),
+                                                flamia_vmax_u16x2(raw[i].z & 0x7fff7fffu, raw[i].w & 0x7fff7fffu));
+                uint32_t rb = max(w2 & 0xffffu, w2 >> 16);
+#pragma unroll
+                for (int o = TPR / 2; o >= 1; o >>= 1) rb = max(rb, __shfl_xor_sync(0xffffffffu, rb, o));
+                if (rb <= 0x7f80u) keep = max(keep, rb);
+            }
+#pragma unroll
+            for (int o = 16; o >= TPR; o >>= 1) keep = max(keep, __shfl_xor_sync(0xffffffffu, keep, o));
+            mb = keep;
+        }
+        const int ex = flamia_fmt_block_exponent(__uint_as_float(mb << 16), 0);
+        if (lane < n) p.exps[ti][(size_t)(bstart + lane) * H + h] = (int8_t)ex;
+
+        const bool is_v = ti == 2;
+        uint8_t *vt_tile = s_vt[warp];
+#pragma unroll
+        for (int i = 0; i < NL; i++) {
+            const int r = r0 + i * RPL;
+            if (r >= n) continue;
+            const uint32_t wv[4] = {raw[i].x, raw[i].y, raw[i].z, raw[i].w};
+            float y[8];
+            if (ex <= 126) {
+                const float sc = flamia_pow2f(-ex);
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    y[2 * k] = __fmul_rn(__uint_as_float(wv[k] << 16), sc);
+                    y[2 * k + 1] = __fmul_rn(__uint_as_float(wv[k] & 0xffff0000u), sc);
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    y[2 * k] = flamia_ldexpf(__uint_as_float(wv[k] << 16), -ex);
+                    y[2 * k + 1] = flamia_ldexpf(__uint_as_float(wv[k] & 0xffff0000u), -ex);
+                }
+            }
+            const uint32_t lo = flamia_cvt_e4m3x2(y[0], y[1]) | (flamia_cvt_e4m3x2(y[2], y[3]) << 16);
+            const uint32_t hi = flamia_cvt_e4m3x2(y[4], y[5]) | (flamia_cvt_e4m3x2(y[6], y[7]) << 16);
+            *reinterpret_cast<uint2 *>(p.codes[ti] + base + i * rstride) = make_uint2(lo, hi);
+            if (is_v) {
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    vt_tile[(c * 8 + k) * VSTR + r] = (uint8_t)(lo >> (8 * k));
+                    vt_tile[(c * 8 + 4 + k) * VSTR + r] = (uint8_t)(hi >> (8 * k));
+                }
+            }
+        }
+        if (is_v) { /* V^T rows: lane = token of the block */
+            __syncwarp();
+            uint8_t *vt = p.vt + (size_t)h * D * p.t_pad + bstart;
+            if (lane < n)
+                for (int d = 0; d < D; d++) vt[(size_t)d * p.t_pad + lane] = vt_tile[d * VSTR + lane];
+            __syncwarp(); /* the tile is rewritten by this warp's next V pair */
+        }
+    }
+    /* the last window also zeroes V^T's pad tokens [T, t_pad) for its V slots */
+    const int pad = p.t_pad - T;
+    if (blockIdx.x == gridDim.x - 1 && pad > 0)
+        for (int slot = max(slot0, p.heads[0] + p.heads[1]); slot < slot1; slot++) {
+            const int h = slot - p.heads[0] - p.heads[1];
+            for (int k = tid; k < D * 16; k += kThreads) {
+                const int d = k / 16, i = k % 16;
+                if (i < pad) p.vt[((size_t)h * D + d) * p.t_pad + T + i] = 0;
+            }
+        }
+    const unsigned any = __ballot_sync(0xffffffffu, badmax >= 0x7f80u);
+    if (any && lane == 0) atomicOr(p.err, 1);
+}
+
 template <int D, int GRAN, bool FP8>
 cudaError_t launch(const QuantParams &qp, dim3 grid, cudaStream_t stream) {
     void *args[] = {const_cast<QuantParams *>(&qp)};
@@ -427,6 +612,17 @@ cudaError_t flamia_sm90_quantize(const struct flamia_sm90_problem *pb, const uin
 
     cudaError_t e = cudaMemsetAsync(qp.err, 0, sizeof(int), stream);
     if (e != cudaSuccess) return e;
+    if (FLAMIA_QUANT_WARP_BLOCKS && pb->kind == FLAMIA_SM90_MXFP8 && !pb->hadamard &&
+        (pb->head_dim == 128 || pb->head_dim == 64)) {
+        /* one warp per (block, head slot): 8 slots per CTA keep its 8 warps busy */
+        qp.heads_per_cta = FLAMIA_QUANT_WB_SLOTS < qp.head_slots ? FLAMIA_QUANT_WB_SLOTS : qp.head_slots;
+        const dim3 gwb((unsigned)windows, (unsigned)((qp.head_slots + qp.heads_per_cta - 1) / qp.heads_per_cta));
+        void *args[] = {&qp};
+        const void *fn = pb->head_dim == 128 ? (const void *)quantize_block_warp_kernel<128>
+                                             : (const void *)quantize_block_warp_kernel<64>;
+        e = cudaLaunchKernel(fn, gwb, dim3(kThreads), args, 0, stream);
+        return e;
+    }
     if (pb->head_dim == 128) return dispatch<128>(qp, grid, pb->kind, stream);
     if (pb->head_dim == 64) return dispatch<64>(qp, grid, pb->kind, stream);
     return cudaErrorInvalidValue;
