@@ -155,24 +155,7 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
     const int h = blockIdx.y, T = p.T, w0 = blockIdx.x * 32;
     int a, b;
     if (GRAN == 32) { /* blocks that start in [w0, w0+32): the same rule as quantize.cu */
-        if (tid < 64) {
-            const int t = w0 + tid;
-            bool start = false;
-            int bs = 0;
-            if (t < T) {
-                int lo = 0, hi = p.num_docs;
-                while (hi - lo > 1) {
-                    const int mid = (lo + hi) >> 1;
-                    if (__ldg(p.cu + mid) <= t) lo = mid; else hi = mid;
-                }
-                const int c0 = __ldg(p.cu + lo);
-                bs = c0 + ((t - c0) & ~31);
-                start = bs == t;
-            }
-            s_tokbs[tid] = bs;
-            const unsigned m = __ballot_sync(0xffffffffu, start);
-            if (lane == 0) s_range[tid >> 5] = m ? w0 + (tid & 32) + __ffs(m) - 1 : T;
-        }
+        flamia_sm90::window_blocks(p.cu, p.num_docs, T, w0, s_tokbs, s_range);
         __syncthreads();
         a = s_range[0];
         b = s_range[1];

@@ -40,6 +40,7 @@
 #include "flamia_formats.h"
 #include "sm90_e4m3.cuh"
 #include "sm90_launch.h"
+#include "sm90_tiles.cuh"
 
 namespace {
 
@@ -113,28 +114,7 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
         a = w0;
         b = min(w0 + 32, T);
     } else {
-        if (tid < 64) {
-            const int t = w0 + tid;
-            bool start = false;
-            int bs = 0;
-            if (t < T) {
-                int lo = 0, hi = p.num_docs; /* cu[lo] <= t < cu[hi] */
-                while (hi - lo > 1) {
-                    const int mid = (lo + hi) >> 1;
-                    if (__ldg(p.cu + mid) <= t) lo = mid; else hi = mid;
-                }
-                const int c0 = __ldg(p.cu + lo);
-                bs = c0 + ((t - c0) & ~(GRAN - 1));
-                start = bs == t;
-            }
-            s_tokbs[tid] = bs;
-            const unsigned m = __ballot_sync(0xffffffffu, start);
-            if ((tid & 31) == 0) {
-                const int base = w0 + (tid & 32);
-                /* no block starts in a window only when the block reaches T */
-                s_range[tid >> 5] = m ? base + __ffs(m) - 1 : T;
-            }
-        }
+        flamia_sm90::window_blocks(p.cu, p.num_docs, T, w0, s_tokbs, s_range);
         __syncthreads();
         a = s_range[0];
         b = s_range[1];
@@ -407,24 +387,7 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
     const int w0 = blockIdx.x * 32;
 
     /* ---- the token range [a, b): the blocks that start in this window (quantize_kernel 1.) */
-    if (tid < 64) {
-        const int t = w0 + tid;
-        bool start = false;
-        int bs = 0;
-        if (t < T) {
-            int lo = 0, hi = p.num_docs;
-            while (hi - lo > 1) {
-                const int mid = (lo + hi) >> 1;
-                if (__ldg(p.cu + mid) <= t) lo = mid; else hi = mid;
-            }
-            const int c0 = __ldg(p.cu + lo);
-            bs = c0 + ((t - c0) & ~31);
-            start = bs == t;
-        }
-        s_tokbs[tid] = bs;
-        const unsigned m = __ballot_sync(0xffffffffu, start);
-        if ((tid & 31) == 0) s_range[tid >> 5] = m ? w0 + (tid & 32) + __ffs(m) - 1 : T;
-    }
+    flamia_sm90::window_blocks(p.cu, p.num_docs, T, w0, s_tokbs, s_range);
     __syncthreads();
     const int a = s_range[0], b = s_range[1];
     /* block starts in [a, b) as a 64-bit mask over window offsets (every warp the same) */

@@ -51,6 +51,35 @@ __device__ __forceinline__ DocTile doc_tile_of(const int32_t *cu, int num_docs, 
     return r;
 }
 
+/* 32-token scale blocks (token-block recipes), document aligned, as seen from the window
+ * [w0, w0 + 32) of a CTA that owns the blocks STARTING in it. Threads 0..63 call it (the
+ * others return at once); the caller syncs before reading. Writes the block start of token
+ * w0 + tid into s_tokbs[tid] (one binary search of cu_seqlens per token) and the token
+ * range [a, b) of the window's blocks into s_range[0], s_range[1]: a = the first block start
+ * >= w0, b = the first >= w0 + 32 (T when none: a window without a start lies inside a
+ * block that reaches T). Shared by quantize.cu and the backward's dO quantization. */
+__device__ __forceinline__ void window_blocks(const int32_t *cu, int num_docs, int T, int w0, int *s_tokbs,
+                                              int *s_range) {
+    const int tid = threadIdx.x;
+    if (tid >= 64) return;
+    const int t = w0 + tid;
+    bool start = false;
+    int bs = 0;
+    if (t < T) {
+        int lo = 0, hi = num_docs; /* cu[lo] <= t < cu[hi] */
+        while (hi - lo > 1) {
+            const int mid = (lo + hi) >> 1;
+            if (__ldg(cu + mid) <= t) lo = mid; else hi = mid;
+        }
+        const int c0 = __ldg(cu + lo);
+        bs = c0 + ((t - c0) & ~31);
+        start = bs == t;
+    }
+    s_tokbs[tid] = bs;
+    const unsigned m = __ballot_sync(0xffffffffu, start);
+    if ((tid & 31) == 0) s_range[tid >> 5] = m ? w0 + (tid & 32) + __ffs(m) - 1 : T;
+}
+
 } // namespace flamia_sm90
 
 #endif
