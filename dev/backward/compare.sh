@@ -13,6 +13,7 @@
 #   git show HEAD:kernels/sm90/backward.cu > dev/backward/bin/obj/base.cu
 #   FWD_HEAD=1 sh dev/backward/build.sh dev/backward/bin/obj/base.cu
 # Usage (device, repo root): KINDS="mxfp8 exact" TKINDS=mxfp8 [LAYOUTS="rand3000:1 4 2 1|..."] [DEFAULT_CHECK=0]
+#   [WORKLOADS="16x1024 16 16 1|..."]
 #   bash dev/backward/compare.sh check_base check_backward [check_...]
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
 B=dev/backward/bin
@@ -44,8 +45,11 @@ for kind in $KINDS; do
     done
   done
 done
+# WORKLOADS: the timed shapes, '|'-separated
+WORKLOADS=${WORKLOADS:-"16x4096 16 16 1|4x4096 16 16 1|rand65536:5 16 16 1"}
+IFS='|' read -r -a WORK <<< "$WORKLOADS"
 for kind in $TKINDS; do
-  for w in "16x4096 16 16 1" "4x4096 16 16 1" "rand65536:5 16 16 1"; do
+  for w in "${WORK[@]}"; do
     for b in $ALL $ALL; do
       GPU_FWD=1 timeout 60 $B/$b $kind $w none 10 2>&1 | grep -o "bwd .*" | sed "s/^/$kind $b ${w%% *}: /"
     done

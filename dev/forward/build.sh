@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the forward dev harness: dev/forward/bin/check_forward (current kernel),
-# dev/forward/bin/fp8_acc_probe and, for each dev/forward/vN_*.cu given as argument,
+# dev/forward/bin/fp8_acc_probe, dev/forward/bin/ex2_identity_probe and, for each dev/forward/vN_*.cu given as argument,
 # dev/forward/bin/check_vN_*. A source may list compile-time switch variants in lines
 # " * @variant TAG=DEF[,DEF...]" (v6_exact.patch does): each is built too, with -DDEF ...,
 # into dev/forward/bin/check_<name>_<TAG> (VARIANTS=0 skips them). An argument
@@ -42,6 +42,8 @@ nv check_forward
 # the FP8 accumulation probe (numerics.md 8)
 nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Ikernels/include -Ikernels/formats -Ikernels/sm90 \
   dev/forward/fp8_acc_probe.cu $B/obj/formats.o -o $B/fp8_acc_probe
+# the exponential identity probe (v9_ex2direct relies on it)
+nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a dev/forward/ex2_identity_probe.cu -o $B/ex2_identity_probe
 for v in "$@"; do
   src=$(sh dev/variant_src.sh ${v%%@*} kernels/sm90/forward.cu $B/obj) # a .patch: materialized (dev/variant_src.sh)
   case "$v" in
