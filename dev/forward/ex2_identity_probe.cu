@@ -6,7 +6,8 @@
  * bit for bit. If they agree everywhere, E(t, m) = ex2(t) * 2^-m (one exact power-of-two
  * multiply) is the same function as the split wherever ex2(t) is a normal number, and
  * the forward could drop the clamp, FADD.RM, two FADDs and the exponent add per element.
- * Prints the mismatch count per binade of t and the first few mismatches.
+ * Prints the mismatch count per binade of t and the first few mismatches. With the argument
+ * "trunc" the split uses ti = trunc(t) (the definition before 2026-11-29) instead of floor.
  * Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a dev/forward/ex2_identity_probe.cu -o ex2_probe
  */
 #include <cuda_runtime.h>
@@ -21,14 +22,14 @@ __device__ __forceinline__ float ex2_hw(float x) {
 }
 
 
-__global__ void probe(uint32_t lo_bits, uint32_t n, int neg, unsigned long long *bins,
+__global__ void probe(uint32_t lo_bits, uint32_t n, int neg, int trunc_split, unsigned long long *bins,
                       unsigned long long *count, uint32_t *first, float *first_vals) {
     for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
         const uint32_t bits = (neg ? 0x80000000u : 0u) | (lo_bits + k);
         const float t = __uint_as_float(bits);
         if (!(t >= -126.f && t < 128.f)) continue;
         const float direct = ex2_hw(t);
-        const float ti = floorf(t);
+        const float ti = trunc_split ? truncf(t) : floorf(t);
         const float split = ldexpf(ex2_hw(__fsub_rn(t, ti)), (int)ti);
         if (__float_as_uint(direct) != __float_as_uint(split)) {
             const unsigned long long c = atomicAdd(count, 1ull);
@@ -43,7 +44,8 @@ __global__ void probe(uint32_t lo_bits, uint32_t n, int neg, unsigned long long 
     }
 }
 
-int main() {
+int main(int argc, char **argv) {
+    const int trunc_split = argc > 1 && argv[1][0] == 't';
     unsigned long long *bins, *count;
     uint32_t *first;
     float *fv;
@@ -57,7 +59,7 @@ int main() {
         *count = 0;
         /* all non-negative magnitudes below 2^8 (t in range is filtered in the kernel) */
         const uint32_t n = 0x43800000u; /* bits of 256.0f */
-        probe<<<132 * 16, 256>>>(0u, n, neg, bins, count, first, fv);
+        probe<<<132 * 16, 256>>>(0u, n, neg, trunc_split, bins, count, first, fv);
         if (cudaDeviceSynchronize() != cudaSuccess) {
             fprintf(stderr, "probe failed: %s\n", cudaGetErrorString(cudaGetLastError()));
             return 1;
@@ -72,7 +74,8 @@ int main() {
                    first[c], fv[2 * c], __builtin_bit_cast(uint32_t, fv[2 * c]), fv[2 * c + 1],
                    __builtin_bit_cast(uint32_t, fv[2 * c + 1]));
     }
-    printf("ex2 identity over every FP32 t in [-126, 128): %llu mismatches -> %s\n", total_bad,
+    printf("ex2 identity (%s split) over every FP32 t in [-126, 128): %llu mismatches -> %s\n",
+           trunc_split ? "trunc" : "floor", total_bad,
            total_bad ? "ex2(t) != split" : "ex2(t) == split everywhere");
     return 0;
 }
