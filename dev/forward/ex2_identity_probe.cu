@@ -21,11 +21,12 @@ __device__ __forceinline__ float ex2_hw(float x) {
     return y;
 }
 
-
-__global__ void probe(uint32_t lo_bits, uint32_t n, int neg, int trunc_split, unsigned long long *bins,
+/* bins: 0..63 for t >= 0, 64..127 for t < 0, by binade of |t| from 2^-31 (bin 0 holds all
+ * smaller magnitudes) */
+__global__ void probe(uint32_t n, int neg, int trunc_split, unsigned long long *bins,
                       unsigned long long *count, uint32_t *first, float *first_vals) {
     for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
-        const uint32_t bits = (neg ? 0x80000000u : 0u) | (lo_bits + k);
+        const uint32_t bits = (neg ? 0x80000000u : 0u) | k;
         const float t = __uint_as_float(bits);
         if (!(t >= -126.f && t < 128.f)) continue;
         const float direct = ex2_hw(t);
@@ -34,7 +35,7 @@ __global__ void probe(uint32_t lo_bits, uint32_t n, int neg, int trunc_split, un
         if (__float_as_uint(direct) != __float_as_uint(split)) {
             const unsigned long long c = atomicAdd(count, 1ull);
             const int e = (int)((bits >> 23) & 0xFF);
-            atomicAdd(&bins[(neg ? 0 : 64) + (e < 96 ? 0 : (e - 96 > 63 ? 63 : e - 96))], 1ull);
+            atomicAdd(&bins[(neg ? 64 : 0) + (e < 96 ? 0 : (e - 96 > 63 ? 63 : e - 96))], 1ull);
             if (c < 16) {
                 first[c] = bits;
                 first_vals[2 * c] = direct;
@@ -57,9 +58,9 @@ int main(int argc, char **argv) {
     for (int neg = 0; neg < 2; neg++) {
         for (int i = 0; i < 128; i++) bins[i] = 0;
         *count = 0;
-        /* all non-negative magnitudes below 2^8 (t in range is filtered in the kernel) */
+        /* every magnitude below 2^8 (the kernel keeps t in [-126, 128)) */
         const uint32_t n = 0x43800000u; /* bits of 256.0f */
-        probe<<<132 * 16, 256>>>(0u, n, neg, trunc_split, bins, count, first, fv);
+        probe<<<132 * 16, 256>>>(n, neg, trunc_split, bins, count, first, fv);
         if (cudaDeviceSynchronize() != cudaSuccess) {
             fprintf(stderr, "probe failed: %s\n", cudaGetErrorString(cudaGetLastError()));
             return 1;
@@ -67,7 +68,9 @@ int main(int argc, char **argv) {
         total_bad += *count;
         printf("%s t: %llu mismatches\n", neg ? "negative" : "non-negative", *count);
         for (int b = 0; b < 128; b++)
-            if (bins[b])
+            if (bins[b] && (b & 63) == 0)
+                printf("  |t| below 2^-30: %llu\n", bins[b]);
+            else if (bins[b])
                 printf("  binade |t| in [2^%d, 2^%d): %llu\n", (b & 63) - 31, (b & 63) - 30, bins[b]);
         for (unsigned long long c = 0; c < *count && c < 8; c++)
             printf("  t=%.9g (0x%08x): direct %.9g (0x%08x) split %.9g (0x%08x)\n", __builtin_bit_cast(float, first[c]),
