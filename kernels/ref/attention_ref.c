@@ -143,14 +143,15 @@ static int row_scores(const ref_ctx *x, int d0, int i, int jend, int hq, float *
 }
 
 /* The exponential of score s in frame `frame` (docs/numerics.md 3.3): t = fl(s*c) is
- * split into ti = floor(t) and tf = fl(t - ti) in [0, 1], and exp2(t - frame) is
- * evaluated as exp2(tf) * 2^(ti - frame). The rounded part is a function of t alone and
- * never sees the frame, so one entry's value in two frames differs by an exact power of
- * two. (floor, not trunc: on the GPU floor(t) and the exponent add come from one FADD.RM.) */
+ * split into ti = trunc(t) and tf = t - ti (exact, in (-1, 1)), and exp2(t - frame) is
+ * evaluated as exp2(tf) * 2^(ti - frame), rounded once. The rounded part is a function of
+ * t alone and never sees the frame, so one entry's value in two frames differs by an exact
+ * power of two. (trunc, not floor: the hardware's ex2.approx(t) is this split bit for bit,
+ * so the GPU evaluates it as ex2(t) * 2^-frame.) */
 static inline float p_in_frame(const ref_ctx *x, float s, float frame) {
     const float t = s * x->c;
-    const float ti = floorf(t);
-    float k = ti - frame; /* integer, <= 0 */
+    const float ti = truncf(t);
+    float k = ti - frame; /* integer */
     if (k < -400.0f) return 0.0f;
     return flamia_ldexpf(flamia_ref_exp2(x->r, t - ti), (int)k);
 }

@@ -26,9 +26,9 @@
  *  4. bwd_dq_out     dq_accum -> BF16 dq.
  *
  * P is rebuilt exactly as numerics.md 3.3 / 4.2 say: t = fl(s c) (s from the exact
- * FP32 products of the codes times the power-of-two factors), ti = floor(t),
+ * FP32 products of the codes times the power-of-two factors), ti = trunc(t),
  * tf = t - ti, E = ex2.approx(tf) * 2^(ti - m_i) with m_i the forward's final
- * integer frame (row_frame), pb = e4m3(E 2^8), P = dec(pb) 2^-8 exp2(m_i - lse_i/ln2)
+ * integer frame (row_frame), evaluated as the forward does (sm90_exp2.cuh), pb = e4m3(E 2^8), P = dec(pb) 2^-8 exp2(m_i - lse_i/ln2)
  * (the normalizer in FP64, as the reference). dS = P (dP - D_i) in FP32, quantized
  * by the recipe's group (32x32 block max / query row x 32 keys, CEIL).
  *
@@ -83,9 +83,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "backward_wgmma.cuh"
 #include "flamia_formats.h"
 #include "sm90_e4m3.cuh"
+#include "sm90_exp2.cuh"
 #include "sm90_launch.h"
 #include "sm90_ptx.cuh"
 #include "sm90_tiles.cuh"
@@ -97,22 +100,9 @@ constexpr int kD = 128;
 constexpr double kLn2 = 0.69314718055994530942;
 
 /* ================================================================ helpers */
-__device__ __forceinline__ float ex2f(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
 /* 2^e for any int e: 0 below FP32's range (callers only use e <= 127) */
 __device__ __forceinline__ float pow2z(int e) { return e < -149 ? 0.f : flamia_pow2f(e > 127 ? 127 : e); }
 
-/* E(t, m) of numerics.md 3.3: exp2(tf) * 2^(ti - m), ti = floor(t), tf = fl(t - ti). */
-__device__ __forceinline__ float p_exp(float t, float m) {
-    const float ti = floorf(t);
-    const float tf = t - ti; /* exact */
-    const float k = ti - m;
-    if (!(k >= -126.f)) return 0.f; /* below 2^-125: no P code, no BF16 P either (FP32 subnormal, ~0) */
-    return ex2f(tf) * flamia_pow2f((int)k);
-}
 /* two E4M3 codes (low byte a) -> two floats, exact */
 __device__ __forceinline__ float2 e4m3x2_to_f2(uint32_t codes16) {
     uint32_t h2;
@@ -259,7 +249,9 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
             const float m = p.row_frame[row];
             const int eq = p.qe[row], edo = s_exp[tid];
             w[0] = p.c * flamia_pow2f(eq);
-            w[(size_t)T] = 8389128.f - m; /* 2^23 + 520 - m: the exp split's addend (m integral, |m| < 2^22) */
+            /* 2^(8 - m): E(t, m) 2^8 = ex2(t) 2^(8 - m) (sm90_exp2.cuh); 0 where that form does not
+             * hold (the main kernel then evaluates the split with m from row_frame) */
+            w[(size_t)T] = flamia_sm90::exp_frame_direct_ok(m, m - 8.f) ? flamia_pow2f(8 - (int)m) : 0.f;
             w[2 * (size_t)T] = (float)exp2((double)m - (double)p.lse[row] / kLn2) * 0.00390625f;
             w[3 * (size_t)T] = s_delta[tid];
             w[4 * (size_t)T] = flamia_pow2f(edo);
@@ -479,7 +471,7 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
                     const bool ok = i < len && j < len && (!p.causal || j <= i);
                     float P = 0.f, dS = 0.f;
                     if (ok) {
-                        const float E = p_exp(s[x] * p.c, sM[ii]);
+                        const float E = flamia_sm90::exp_frame_split(s[x] * p.c, sM[ii]);
                         float pq;
                         if (KIND == 0) pq = flamia_round_bf16(E);
                         else pq = flamia_fmt_e4m3_decode(flamia_fmt_e4m3_encode(E * 256.f)) * 0.00390625f;
@@ -831,7 +823,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 const int w = (tid >> 7) + 2 * k; /* warpgroup 0: fields 0 2 4 6, 1: 1 3 5 7 */
                 if (w == 6) ((int *)row)[768 + r] = ok ? (p.causal ? i : len - 1) : -1;
                 else if (ok) cp_async4(smem_u32(row + w * 128 + r), src + (size_t)w * p.T, true);
-                else row[w * 128 + r] = w == 1 ? 8389128.f : w == 7 ? __int_as_float(NOEXP) : 0.f;
+                else row[w * 128 + r] = w == 1 ? 256.f : w == 7 ? __int_as_float(NOEXP) : 0.f;
             }
         }
     };
@@ -850,8 +842,11 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         if (!DET && !DBG && wtid == 0) bulk_wait_read_all(); /* dQ staging read before its regions are reloaded */
         fence_proxy_async();
         /* every thread's copies of tile it are visible, and every thread is done with tile
-         * it-1, whose buffer ((it+1) & 1) now takes tile it+1 (a whole tile of lead) */
-        __syncthreads();
+         * it-1, whose buffer ((it+1) & 1) now takes tile it+1 (a whole tile of lead). The
+         * vote: every row of the tile has its direct exponential factor (field 1, staged by
+         * warpgroup 1), so P takes the direct form (sm90_exp2.cuh) for the whole tile. */
+        const bool p_direct = __syncthreads_and(
+            wg == 0 || ((const float *)(smem + SM::kRow + b * SM::kRowBytes))[128 + wtid] != 0.f);
         { /* dV's B operand for this tile: the dO codes as exact F16 values (written by
              bwd_pre_do), rows in the staged (permuted) order, MN-major, two 64-dim panels of
              [128 rows][128 B], 128-byte swizzle; completion on sBar[3]. The buffer is free:
@@ -886,7 +881,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         const uint32_t aQ = smem_u32(buf + SM::kQ), aDO = smem_u32(buf + SM::kDO);
         const uint32_t aQt = smem_u32(buf + SM::kQt), aDOh = smem_u32(smem + SM::kDOh);
         const float *row = (const float *)(smem + SM::kRow + b * SM::kRowBytes);
-        const float *sRc = row, *sRka = row + 128, *sRnr = row + 256, *sRdl = row + 384, *sRdof = row + 512;
+        const float *sRc = row, *sRsc = row + 128, *sRnr = row + 256, *sRdl = row + 384, *sRdof = row + 512;
         const int *sRqlim = (const int *)row + 768, *sReq = (const int *)row + 896;
         /* dV's operand factor 2^(eDO - G + 14) per query (<= 2^14 1.07 in F16), one copy per
          * warpgroup, so that only a warpgroup barrier orders it (the record keeps eDO) */
@@ -918,31 +913,34 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             /* ---- P (forward's codes, final frame), dS (kept in dpacc), dV operand.
              * Column pair (j, tq) holds queries qn, qn + 1 (qn = perm_row(8j + 2tq), even). */
             uint32_t pa[16]; /* F16 A fragments of P^T 2^(eDO - G + 14), 4 k-steps of 16 queries */
+            auto p_codes = [&](auto direct_tag) {
+            constexpr bool DIRECT = decltype(direct_tag)::value;
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const int ql = h2 * 64 + acc_query(j, tq4);
-                const float2 cr = *(const float2 *)(sRc + ql), ka = *(const float2 *)(sRka + ql);
+                const float2 cr = *(const float2 *)(sRc + ql), sc = *(const float2 *)(sRsc + ql);
                 const float2 nr = *(const float2 *)(sRnr + ql), dl = *(const float2 *)(sRdl + ql);
                 const float2 dof = *(const float2 *)(sRdof + ql), pvf = *(const float2 *)(sRpvf + ql);
                 const int2 qlim = *(const int2 *)(sRqlim + ql);
+                float2 mfr = make_float2(0.f, 0.f); /* the final frames (split path only) */
+                if (!DIRECT) {
+                    const size_t r0 = (size_t)(ds + q0 + ql) * p.Hq + h;
+                    if (q0 + ql < len) mfr.x = p.row_frame[r0];
+                    if (q0 + ql + 1 < len) mfr.y = p.row_frame[r0 + p.Hq];
+                }
                 float pv[4];
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++) {
                     float e256[2];
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
-                        /* E(t, m) 2^8 of numerics.md 3.3 by forward.cu's split: ka = 2^23 + 520 - m, so
-                         * for floor t - m >= -133 one FADD.RM gives r = floor t + ka exactly (in
-                         * [2^23, 2^24)), r - ka = floor t, and (bits of r) << 23 = (floor t - m + 8)
-                         * << 23 (mod 2^32) scales ex2's result; below that, and for pairs the
-                         * causal / document limit excludes, code 0 (then P = 0 and dS = +-0). */
+                        /* E(t, m) 2^8 of numerics.md 3.3 as the forward evaluates it (sm90_exp2.cuh):
+                         * ex2(t) 2^(8 - m), or the split where a row's frame needs it; code 0 for
+                         * pairs the causal / document limit excludes (then P = 0 and dS = +-0). */
                         const float t = (sacc[4 * j + 2 * hh + e] * kf[hh]) * (e ? cr.y : cr.x);
-                        const float kae = e ? ka.y : ka.x;
-                        const float r = __fadd_rd(t, kae);
-                        const float x = ex2f(__fsub_rn(t, __fsub_rn(r, kae)));
-                        const uint32_t bits = __float_as_uint(x) + (__float_as_uint(r) << 23);
-                        const bool ok = jkv[hh] <= (e ? qlim.y : qlim.x) && r >= 8388995.f;
-                        e256[e] = ok ? __uint_as_float(bits) : 0.f;
+                        const float E = DIRECT ? exp_frame_direct(t, e ? sc.y : sc.x)
+                                               : exp_frame_split(t, (e ? mfr.y : mfr.x) - 8.f);
+                        e256[e] = jkv[hh] <= (e ? qlim.y : qlim.x) ? E : 0.f;
                     }
                     const uint32_t pbc = flamia_cvt_e4m3x2(e256[0], e256[1]);
                     const float2 pb = e4m3x2_to_f2(pbc);
@@ -967,6 +965,11 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 pa[4 * (j >> 1) + 2 * (j & 1)] = f16x2(pv[0], pv[1]);
                 pa[4 * (j >> 1) + 2 * (j & 1) + 1] = f16x2(pv[2], pv[3]);
             }
+            };
+            if (p_direct)
+                p_codes(std::true_type{});
+            else
+                p_codes(std::false_type{});
             /* ---- dS group maxima: per (query, 32-key block). Each warp reduces its 16 key
              * rows for its 16 query columns c = 2j + e by a butterfly over the 3 row bits of
              * the lane (xor 16, 8, 4: each step halves the columns a lane keeps), so lane

@@ -49,9 +49,12 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "flamia_formats.h"
 #include "forward_wgmma.cuh"
 #include "sm90_e4m3.cuh"
+#include "sm90_exp2.cuh"
 #include "sm90_launch.h"
 #include "sm90_ptx.cuh"
 #include "sm90_tiles.cuh"
@@ -98,11 +101,6 @@ __device__ __forceinline__ uint64_t desc_sw128(uint32_t saddr, uint32_t lbo, uin
 /* byte offset of 16-byte chunk q of row r in a 128B-swizzled [rows][128 B] tile */
 __device__ __forceinline__ uint32_t sw128(int r, int q) { return (uint32_t)(r * 128 + ((q ^ (r & 7)) << 4)); }
 
-__device__ __forceinline__ float ex2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
 __device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<uint32_t *>(&v);
@@ -214,7 +212,8 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
     }
     /* ---- frames. BLOCK: column factor kf_b per 32-key block, folded into cc = kf_b * c_i
      * (exact); max_j fl(u_j * cc) = fl(max_j u_j * cc) as cc > 0 and rounding is monotone. */
-    float cc[2][4], kadd[2][4], rvg[2][4]; /* kadd: -M' + 2^23 + 512 (the exp split below) */
+    float cc[2][4], Mf[2][4], sc[2][4], rvg[2][4]; /* Mf: the exponent frame M'_b, sc = 2^-M'_b */
+    bool direct = true; /* exp_frame_direct_ok for both rows and every block */
     float blk_kf[4], blk_ev[4];
     if (KIND == KIND_BLOCK) {
 #pragma unroll
@@ -249,15 +248,20 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                 /* clamp eV_b >= E_i - 30: such a block's P codes are 0 either way (< 2^-22),
                  * and l gets the exact value back through rvg */
                 const float ev = fmaxf(blk_ev[b], (float)(Erow[hh] - 30));
-                kadd[hh][b] = (ev - M) + 8389120.f;
+                Mf[hh][b] = M - ev;
                 rvg[hh][b] = flamia_pow2f(-int_of_integral(ev));
             } else {
-                kadd[hh][b] = -M + 8389120.f;
+                Mf[hh][b] = M;
                 rvg[hh][b] = 1.f;
             }
+            direct = direct && exp_frame_direct_ok(mnew, Mf[hh][b]);
+            sc[hh][b] = __uint_as_float((uint32_t)(127 - int_of_integral(fminf(fmaxf(Mf[hh][b], -100.f), 120.f))) << 23);
         }
     }
-    /* ---- pass 2: exponentials, row sums, P codes */
+    /* ---- pass 2: exponentials, row sums, P codes. E(t, M'_b) of sm90_exp2.cuh: ex2(t) 2^-M'_b
+     * where the frames of the warp's rows allow it (one vote per tile), else the split. */
+    auto pass2 = [&](auto direct_tag) {
+    constexpr bool DIRECT = decltype(direct_tag)::value;
 #pragma unroll
     for (int j = 0; j < 16; j++) {
         const int b = j >> 2;
@@ -270,18 +274,17 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
                 const float u = sacc[4 * j + 2 * hh + e];
-                /* numerics.md 3.3: t = fl(u cc), ti = floor t, E = ex2(fl(t - ti)) 2^(ti - M'),
-                 * M' = -(kadd - 2^23 - 512) the folded frame (an integer). t is clamped to
-                 * >= M' - 124 (below, E < 2^-124 of the frame: code 0, nothing in l) so that
-                 * t + kadd lies in [2^23, 2^24): one FADD.RM gives sk = floor t + kadd
-                 * exactly, sk - kadd = floor t, and sk's low mantissa bits hold
-                 * ti - M' + 512, so (bits of sk) << 23 adds ti - M' to ex2's exponent. The
-                 * rounded part sees t alone, as in the backward (bwd p_exp). */
-                const float t = fmaxf(__fmul_rn(u, cc[hh][b]), 8388996.f - kadd[hh][b]);
-                const float sk = __fadd_rd(t, kadd[hh][b]);
-                const float ex = ex2(__fsub_rn(t, __fsub_rn(sk, kadd[hh][b])));
-                float ev = __uint_as_float(__float_as_uint(ex) + (__float_as_uint(sk) << 23));
-                if (MASK) ev = (u == -INFINITY) ? 0.f : ev;
+                /* numerics.md 3.3: t = fl(u cc), E(t, M'_b) with M'_b the folded frame (an
+                 * integer); the rounded part sees t alone, as in the backward. A masked
+                 * u = -inf gives ex2(-inf) = 0 on the direct path. */
+                const float t = __fmul_rn(u, cc[hh][b]);
+                float ev;
+                if (DIRECT) {
+                    ev = exp_frame_direct(t, sc[hh][b]);
+                } else {
+                    ev = exp_frame_split(t, Mf[hh][b]);
+                    if (MASK) ev = (u == -INFINITY) ? 0.f : ev;
+                }
                 if (KIND == KIND_BLOCK) {
                     l_run[hh] = fmaf(ev, rvg[hh][b], l_run[hh]);
                     pv[2 * hh + e] = ev;
@@ -321,6 +324,11 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
             pa[4 * kk + 2 * hi + 1] = bf16x2(pv[2], pv[3]);
         }
     }
+    };
+    if (__all_sync(0xffffffffu, direct))
+        pass2(std::true_type{});
+    else
+        pass2(std::false_type{});
 }
 
 /* S = Q K^T for this warpgroup's 64 rows (issue only) */

@@ -1,0 +1,55 @@
+/*
+ * sm90_exp2.cuh - the exponential of docs/numerics.md 3.3 on the GPU, one definition for
+ * the forward and the backward (the backward must rebuild the forward's P codes bit for bit).
+ *
+ *   E(t, M) = ex2(tf) * 2^(ti - M),  ti = trunc(t), tf = t - ti (exact), M an integer frame,
+ *
+ * with ex2 the hardware's ex2.approx.ftz. Two evaluations of the same value:
+ *   exp_frame_split(t, M)        any frame: the split itself (slow; the fallback);
+ *   exp_frame_direct(t, 2^-M)    ex2(t) * 2^-M: one MUFU and one FMUL.
+ * They agree bit for bit because the H200's ex2.approx(t) equals ex2.approx(tf) * 2^ti
+ * for every FP32 t in [-126, 128) (dev/forward/ex2_identity_probe.cu trunc: 0 mismatches;
+ * the floor split would differ for 124,681,140 negative t), and both then scale a normal
+ * number by 2^-M with a single rounding. exp_frame_direct_ok gives frames for which the
+ * direct form is that value for every t a row can produce (t <= ceil max t = m), except
+ * results below 2^-65 of the row's largest term that may flush to 0 (t < -126): no P code
+ * (< 2^-10 after the offset) and nothing l can see.
+ */
+#ifndef FLAMIA_SM90_EXP2_CUH
+#define FLAMIA_SM90_EXP2_CUH
+
+#include "flamia_formats.h"
+
+namespace flamia_sm90 {
+
+__device__ __forceinline__ float ex2_approx(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* E(t, M) for any t (0 for t = -inf and NaN) and integer M, branch-free: ex2(tf) in
+ * (1/2, 2) times 2^(k + 64) (exact: a normal number), times 2^-64 (the one rounding),
+ * k = ti - M clamped to [-190, 63] (frames never put a value above 2^39; below 2^-189 the
+ * result is 0). */
+__device__ __forceinline__ float exp_frame_split(float t, float M) {
+    const float ti = truncf(t);
+    const float k = fminf(fmaxf(ti - M, -190.f), 63.f); /* ti - M exact: integers below 2^24 */
+    const float up = __uint_as_float((uint32_t)((int)k + 191) << 23);
+    const float v = __fmul_rn(__fmul_rn(ex2_approx(t - ti), up), 5.421010862427522e-20f /* 2^-64 */);
+    return k > -190.f ? v : 0.f;
+}
+
+/* E(t, M) = ex2(t) * scale, scale = 2^-M, where exp_frame_direct_ok(m, M) holds */
+__device__ __forceinline__ float exp_frame_direct(float t, float scale) { return ex2_approx(t) * scale; }
+
+/* m: the row frame (every t of the row is <= m); M: the exponent frame (m plus the
+ * recipe's offsets). t < 128 (no ex2 overflow), 2^-M normal, and a flushed t < -126 is
+ * below 2^(-125 - m) <= 2^-65 of the row maximum's term. */
+__device__ __forceinline__ bool exp_frame_direct_ok(float m, float M) {
+    return m >= -60.f && m <= 120.f && M >= -100.f && M <= 120.f;
+}
+__device__ __forceinline__ float pow2_of_integral(float e) { return flamia_pow2f((int)e); }
+
+} // namespace flamia_sm90
+#endif
