@@ -254,12 +254,15 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                 Mf[hh][b] = M;
                 rvg[hh][b] = 1.f;
             }
-            direct = direct && exp_frame_direct_ok(mnew, Mf[hh][b]);
+            /* rows past the document end (their outputs are never stored) do not vote: their
+             * scores come from the next document's Q codes without its exponents */
+            direct = direct && (qi[hh] >= len || exp_frame_direct_ok(mnew, Mf[hh][b]));
             sc[hh][b] = __uint_as_float((uint32_t)(127 - int_of_integral(fminf(fmaxf(Mf[hh][b], -100.f), 120.f))) << 23);
         }
     }
     /* ---- pass 2: exponentials, row sums, P codes. E(t, M'_b) of sm90_exp2.cuh: ex2(t) 2^-M'_b
-     * where the frames of the warp's rows allow it (one vote per tile), else the split. */
+     * where the frames of the warp's rows allow it (one vote per tile: DIRECT); otherwise the
+     * split below has already replaced sacc by the P values and added them to l. */
     auto pass2 = [&](auto direct_tag) {
     constexpr bool DIRECT = decltype(direct_tag)::value;
 #pragma unroll
@@ -274,17 +277,14 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
                 const float u = sacc[4 * j + 2 * hh + e];
+                if (!DIRECT) {
+                    pv[2 * hh + e] = u;
+                    continue;
+                }
                 /* numerics.md 3.3: t = fl(u cc), E(t, M'_b) with M'_b the folded frame (an
                  * integer); the rounded part sees t alone, as in the backward. A masked
-                 * u = -inf gives ex2(-inf) = 0 on the direct path. */
-                const float t = __fmul_rn(u, cc[hh][b]);
-                float ev;
-                if (DIRECT) {
-                    ev = exp_frame_direct(t, sc[hh][b]);
-                } else {
-                    ev = exp_frame_split(t, Mf[hh][b]);
-                    if (MASK) ev = (u == -INFINITY) ? 0.f : ev;
-                }
+                 * u = -inf gives ex2(-inf) = 0. */
+                const float ev = exp_frame_direct(__fmul_rn(u, cc[hh][b]), sc[hh][b]);
                 if (KIND == KIND_BLOCK) {
                     l_run[hh] = fmaf(ev, rvg[hh][b], l_run[hh]);
                     pv[2 * hh + e] = ev;
@@ -325,10 +325,47 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
         }
     }
     };
-    if (__all_sync(0xffffffffu, direct))
+    if (__all_sync(0xffffffffu, direct)) {
         pass2(std::true_type{});
-    else
-        pass2(std::false_type{});
+        return;
+    }
+    /* The split, for warps with a frame out of the direct form's range: a rolled loop over the
+     * elements in local memory, in pass 2's order (same l), so that this rare path stays a few
+     * hundred instructions. (A second unrolled pass 2 here cost 12 % of the forward's time at
+     * 16x4096 without ever running: measured, docs/perf-notes.md.) */
+    float sl[64], cl[8], Ml[8], rl[8];
+#pragma unroll
+    for (int i = 0; i < 64; i++) sl[i] = sacc[i];
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        cl[i] = cc[i >> 2][i & 3];
+        Ml[i] = Mf[i >> 2][i & 3];
+        rl[i] = rvg[i >> 2][i & 3];
+    }
+#pragma unroll 1
+    for (int j = 0; j < 16; j++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const float vg = KIND == KIND_TOKEN ? col[8 * j + 2 * tq + e].y : 1.f;
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++) {
+                const int i = 4 * j + 2 * hh + e, bi = 4 * hh + (j >> 2);
+                const float u = sl[i];
+                float ev = exp_frame_split(__fmul_rn(u, cl[bi]), Ml[bi]);
+                if (MASK) ev = (u == -INFINITY) ? 0.f : ev;
+                if (KIND == KIND_BLOCK) {
+                    l_run[hh] = fmaf(ev, rl[bi], l_run[hh]);
+                    sl[i] = ev;
+                } else {
+                    l_run[hh] += ev;
+                    sl[i] = KIND == KIND_TOKEN ? ev * vg : ev;
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 64; i++) sacc[i] = sl[i];
+    pass2(std::false_type{});
 }
 
 /* S = Q K^T for this warpgroup's 64 rows (issue only) */
