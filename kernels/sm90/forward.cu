@@ -49,8 +49,6 @@
 #include <math.h>
 #include <stdint.h>
 
-#include <type_traits>
-
 #include "flamia_formats.h"
 #include "forward_wgmma.cuh"
 #include "sm90_e4m3.cuh"
@@ -80,8 +78,18 @@ struct Params {
     float c; /* softmax_scale * log2(e), FP32 */
     int use_tma; /* V^T by TMA for 16-byte aligned documents */
     int num_docs; /* work items: Hq x the batch's tile slots (sm90_tiles.cuh) */
-    int *next;    /* the next work item (workspace fwd_next, zeroed before the launch) */
+    /* workspace fwd_work (header zeroed before the launch; sm90_launch.h): [0] the next work
+     * item, [1] the split items' count, [2] the next split item; then a bit per item (set: in
+     * the list) and the list of items the split kernel recomputes */
+    int *work;
 };
+/* Work items whose rows leave the direct exponential's range (sm90_exp2.cuh) are recomputed
+ * with the split by a second launch of the same kernel (SPLIT): a per-tile branch between
+ * the two in one kernel cost 12-14 % of the forward's time without ever being taken
+ * (measured, docs/perf-notes.md), a flag and a list cost nothing. */
+__host__ __device__ inline int fwd_items(int Hq, int T, int num_docs) { return Hq * flamia_sm90::tile_slots(T, num_docs); }
+__host__ __device__ inline int *fwd_split_bits(int *work) { return work + 4; }
+__host__ __device__ inline int *fwd_split_list(int *work, int items) { return work + 4 + (items + 31) / 32; }
 
 using namespace flamia_sm90; /* PTX helpers: sm90_ptx.cuh */
 
@@ -152,8 +160,8 @@ template <int KIND, int S> struct Smem {
     static constexpr int kQFull = kEmpty + 8 * S;     /* uint64 [kQBufs] item ready, then [kQBufs] item read */
     static constexpr int kE = kQFull + 16 * kQBufs;   /* int [kQBufs][128] row E */
     static constexpr int kQe = kE + kQBufs * 128 * 4; /* int [kQBufs][128] row Q exponent */
-    static constexpr int kRec = kQe + kQBufs * 128 * 4; /* int4 [kQBufs] item record */
-    static constexpr int kScr = kRec + 16 * kQBufs;   /* int [128] prefix, [4] warp maxima, [2] next item (producer) */
+    static constexpr int kRec = kQe + kQBufs * 128 * 4; /* int4 [kQBufs] item record, then int4 [kQBufs] (item index, 0, 0, 0) */
+    static constexpr int kScr = kRec + 32 * kQBufs;   /* int [128] prefix, [4] warp maxima, [2] next item (producer) */
     static constexpr int kBytes = kScr + 136 * 4 + 1024; /* + alignment slack */
 };
 
@@ -177,8 +185,8 @@ struct DbgRow {
     float *frame[2];
 };
 
-template <int KIND, bool MASK, bool DBG>
-__device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[PRegs<KIND>::N], float (&m_run)[2],
+template <int KIND, bool MASK, bool DBG, bool SPLIT>
+__device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[PRegs<KIND>::N], float (&m_run)[2],
                                              float (&l_run)[2], float (&fo)[2], const float (&crow)[2],
                                              const int (&Erow)[2], const float2 *col, int n, int len,
                                              int causal, const int (&qi)[2], int tq, const DbgRow &dr) {
@@ -254,17 +262,15 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                 Mf[hh][b] = M;
                 rvg[hh][b] = 1.f;
             }
-            /* rows past the document end (their outputs are never stored) do not vote: their
+            /* rows past the document end (their outputs are never stored) do not count: their
              * scores come from the next document's Q codes without its exponents */
             direct = direct && (qi[hh] >= len || exp_frame_direct_ok(mnew, Mf[hh][b]));
             sc[hh][b] = __uint_as_float((uint32_t)(127 - int_of_integral(fminf(fmaxf(Mf[hh][b], -100.f), 120.f))) << 23);
         }
     }
-    /* ---- pass 2: exponentials, row sums, P codes. E(t, M'_b) of sm90_exp2.cuh: ex2(t) 2^-M'_b
-     * where the frames of the warp's rows allow it (one vote per tile: DIRECT); otherwise the
-     * split below has already replaced sacc by the P values and added them to l. */
-    auto pass2 = [&](auto direct_tag) {
-    constexpr bool DIRECT = decltype(direct_tag)::value;
+    /* ---- pass 2: exponentials, row sums, P codes. E(t, M'_b) of sm90_exp2.cuh: ex2(t) 2^-M'_b,
+     * the split in the SPLIT kernel (the same value where the direct form is valid; the
+     * returned flag says whether it was for this thread's rows). */
 #pragma unroll
     for (int j = 0; j < 16; j++) {
         const int b = j >> 2;
@@ -277,14 +283,17 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
                 const float u = sacc[4 * j + 2 * hh + e];
-                if (!DIRECT) {
-                    pv[2 * hh + e] = u;
-                    continue;
-                }
                 /* numerics.md 3.3: t = fl(u cc), E(t, M'_b) with M'_b the folded frame (an
                  * integer); the rounded part sees t alone, as in the backward. A masked
-                 * u = -inf gives ex2(-inf) = 0. */
-                const float ev = exp_frame_direct(__fmul_rn(u, cc[hh][b]), sc[hh][b]);
+                 * u = -inf gives ex2(-inf) = 0 (the split: 0 by the select). */
+                const float t = __fmul_rn(u, cc[hh][b]);
+                float ev;
+                if (SPLIT) {
+                    ev = exp_frame_split(t, Mf[hh][b]);
+                    if (MASK) ev = (u == -INFINITY) ? 0.f : ev;
+                } else {
+                    ev = exp_frame_direct(t, sc[hh][b]);
+                }
                 if (KIND == KIND_BLOCK) {
                     l_run[hh] = fmaf(ev, rvg[hh][b], l_run[hh]);
                     pv[2 * hh + e] = ev;
@@ -324,48 +333,7 @@ __device__ __forceinline__ void softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
             pa[4 * kk + 2 * hi + 1] = bf16x2(pv[2], pv[3]);
         }
     }
-    };
-    if (__all_sync(0xffffffffu, direct)) {
-        pass2(std::true_type{});
-        return;
-    }
-    /* The split, for warps with a frame out of the direct form's range: a rolled loop over the
-     * elements in local memory, in pass 2's order (same l), so that this rare path stays a few
-     * hundred instructions. (A second unrolled pass 2 here cost 12 % of the forward's time at
-     * 16x4096 without ever running: measured, docs/perf-notes.md.) */
-    float sl[64], cl[8], Ml[8], rl[8];
-#pragma unroll
-    for (int i = 0; i < 64; i++) sl[i] = sacc[i];
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        cl[i] = cc[i >> 2][i & 3];
-        Ml[i] = Mf[i >> 2][i & 3];
-        rl[i] = rvg[i >> 2][i & 3];
-    }
-#pragma unroll 1
-    for (int j = 0; j < 16; j++) {
-#pragma unroll
-        for (int e = 0; e < 2; e++) {
-            const float vg = KIND == KIND_TOKEN ? col[8 * j + 2 * tq + e].y : 1.f;
-#pragma unroll
-            for (int hh = 0; hh < 2; hh++) {
-                const int i = 4 * j + 2 * hh + e, bi = 4 * hh + (j >> 2);
-                const float u = sl[i];
-                float ev = exp_frame_split(__fmul_rn(u, cl[bi]), Ml[bi]);
-                if (MASK) ev = (u == -INFINITY) ? 0.f : ev;
-                if (KIND == KIND_BLOCK) {
-                    l_run[hh] = fmaf(ev, rl[bi], l_run[hh]);
-                    sl[i] = ev;
-                } else {
-                    l_run[hh] += ev;
-                    sl[i] = KIND == KIND_TOKEN ? ev * vg : ev;
-                }
-            }
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < 64; i++) sacc[i] = sl[i];
-    pass2(std::false_type{});
+    return direct;
 }
 
 /* S = Q K^T for this warpgroup's 64 rows (issue only) */
@@ -411,7 +379,7 @@ __device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)
  * take items from the records until the end record (length < 0), so the next item's Q,
  * row constants and first tiles load under this item's last tiles and epilogue instead of
  * in a new CTA's prologue. */
-template <int KIND, int S, bool PP, bool DBG>
+template <int KIND, int S, bool PP, bool DBG, bool SPLIT>
 __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Params &p, const DbgOut &dbg) {
     using SM = Smem<KIND, S>;
     constexpr bool FP8 = KIND != KIND_BF16;
@@ -455,20 +423,27 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
         constexpr int NSTG = SM::kNStg;
         const int pt = tid;
         int *sScr = (int *)(smem + SM::kScr);
-        const int nslots = p.Hq * flamia_sm90::tile_slots(p.T, p.num_docs);
+        const int nslots = fwd_items(p.Hq, p.T, p.num_docs);
+        /* the next item index: the main kernel walks the list of all items, the SPLIT kernel
+         * the items the main kernel listed (nslots: none left) */
+        auto fetch = [&]() {
+            if (!SPLIT) return atomicAdd(p.work, 1);
+            const int i = atomicAdd(p.work + 2, 1);
+            return i < p.work[1] ? fwd_split_list(p.work, nslots)[i] : nslots;
+        };
         /* items are taken from a global counter in list order (as the hardware launched the
          * CTAs of a one-CTA-per-item grid): the items in flight stay neighbours, so they share
          * their documents' K / V in L2, and no CTA is left with a heavier share (a static
          * b, b + gridDim.x, ... split measured +14 % at 16x4096). The next index is fetched
          * one item ahead; sNext is double-buffered by the fetch count's parity. */
         int *sNext = sScr + 132;
-        if (pt == 0) sNext[0] = atomicAdd(p.next, 1);
+        if (pt == 0) sNext[0] = fetch();
         named_sync(3, 128);
         int w = sNext[0];
         int g = 0; /* K / V tiles issued before this item (ring position) */
         int k = 0; /* items handed to the consumers */
         for (int nf = 1;; nf++) {
-            if (pt == 0 && w < nslots) sNext[nf & 1] = atomicAdd(p.next, 1);
+            if (pt == 0 && w < nslots) sNext[nf & 1] = fetch();
             const int wcur = w;
             const bool end = wcur >= nslots;
             auto advance = [&]() { /* every producer thread: the index fetched for the next round */
@@ -554,7 +529,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
                 sQe[qb * 128 + pt] = eq;
                 named_sync(3, 128); /* the scratch is free for the next item */
             }
-            if (pt == 0) sRec[qb] = make_int4(ds, len, q0, h);
+            if (pt == 0) {
+                sRec[qb] = make_int4(ds, len, q0, h);
+                sRec[QB + qb] = make_int4(wcur, 0, 0, 0);
+            }
             mbar_arrive(smem_u32(&sQFull[qb]));
 
             /* ---- the K / V tiles of this item: ring position g + it */
@@ -738,6 +716,8 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
         mbar_wait(smem_u32(&sQFull[qb]), (uint32_t)((k / QB) & 1));
         const int4 rec = sRec[qb];
         if (rec.y < 0) break; /* the end record */
+        const int item = sRec[QB + qb].x;
+        bool direct = true; /* this thread's rows stayed in the direct exponential's range */
         const int ds = rec.x, len = rec.y, q0 = rec.z, h = rec.w;
         const int ndiag = p.causal ? q0 / kBM : (len - 1) / kBN;
         const int nvis = ndiag + 1;
@@ -782,8 +762,8 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
         sched_done();
         wgmma_wait<0>();
         reg_fence(sacc);
-        softmax_tile<KIND, true, DBG>(sacc, pa, m_run, l_run, fo, crow, Erow, sCol + s0 * kBN, ndiag, len, p.causal,
-                                      qi, tq, dr);
+        direct &= softmax_tile<KIND, true, DBG, SPLIT>(sacc, pa, m_run, l_run, fo, crow, Erow, sCol + s0 * kBN, ndiag,
+                                                       len, p.causal, qi, tq, dr);
 
         /* tile it: S(it) = Q K(it) and O += P(it-1) V(it-1) in flight together; the softmax
          * of S(it) runs while P V is on the tensor cores. P alternates between two register
@@ -803,8 +783,8 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
             sched_done();
             wgmma_wait<1>();
             reg_fence(sacc);
-            softmax_tile<KIND, false, DBG>(sacc, pn, m_run, l_run, fo, crow, Erow, sCol + s * kBN, ndiag - it, len,
-                                           p.causal, qi, tq, dr);
+            direct &= softmax_tile<KIND, false, DBG, SPLIT>(sacc, pn, m_run, l_run, fo, crow, Erow, sCol + s * kBN,
+                                                            ndiag - it, len, p.causal, qi, tq, dr);
             wgmma_wait<0>();
             reg_fence(oacc);
             reg_fence(pc);
@@ -847,6 +827,13 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
         }
         g += nvis;
         mbar_arrive(smem_u32(&sQEmpty[qb])); /* Q tile, row constants and record of this item read */
+        if (!SPLIT && !__all_sync(0xffffffffu, direct) && lane == 0) {
+            /* a frame left the direct form's range: the SPLIT launch recomputes the item (its
+             * outputs here are overwritten); the bit keeps it listed once */
+            const int items = fwd_items(p.Hq, p.T, p.num_docs), bit = 1 << (item & 31);
+            if (!(atomicOr(fwd_split_bits(p.work) + (item >> 5), bit) & bit))
+                fwd_split_list(p.work, items)[atomicAdd(p.work + 1, 1)] = item;
+        }
 
         /* ---- epilogue: O = O_acc (1 / l), lse, row frame (the debug run writes none of them) */
 #pragma unroll
@@ -876,22 +863,22 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
     if (PP && cw == 0) named_sync(1, 256); /* warpgroup 1's last turn arrival */
 }
 
-template <int KIND, int S, bool PP>
+template <int KIND, int S, bool PP, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 1)
     fwd_kernel(const __grid_constant__ CUtensorMap tmap_vt, const Params p) {
-    fwd_body<KIND, S, PP, false>(tmap_vt, p, DbgOut{});
+    fwd_body<KIND, S, PP, false, SPLIT>(tmap_vt, p, DbgOut{});
 }
 /* debug instantiation: the same loop, capturing P codes and frames (FP8 kinds, 3 stages, ping-pong) */
-template <int KIND>
+template <int KIND, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 1)
     fwd_kernel_dbg(const __grid_constant__ CUtensorMap tmap_vt, const Params p, const DbgOut dbg) {
-    fwd_body<KIND, 3, true, true>(tmap_vt, p, dbg);
+    fwd_body<KIND, 3, true, true, SPLIT>(tmap_vt, p, dbg);
 }
 
 /* ------------------------------------------------------------------ host */
 
 /* Persistent: min(work items, SMs) CTAs, one per SM, taking the (query head, tile slot)
- * items from the counter fwd_next; `attr` remembers, per kernel instantiation, that the
+ * items from the counters in fwd_work; `attr` remembers, per kernel instantiation, that the
  * shared-memory limit was raised. */
 template <typename... KernelArgs, typename... Args>
 static cudaError_t launch_grid(void (*kernel)(KernelArgs...), bool &attr, int bytes, const Params &prm,
@@ -902,24 +889,38 @@ static cudaError_t launch_grid(void (*kernel)(KernelArgs...), bool &attr, int by
         attr = true;
     }
     int dev = 0, sms = 0;
-    cudaError_t e = cudaMemsetAsync(prm.next, 0, sizeof(int), stream); /* the work counter */
-    if (e == cudaSuccess) e = cudaGetDevice(&dev);
+    cudaError_t e = cudaGetDevice(&dev);
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e != cudaSuccess) return e;
-    const long long items = (long long)prm.Hq * flamia_sm90::tile_slots(prm.T, prm.num_docs);
+    const int items = fwd_items(prm.Hq, prm.T, prm.num_docs);
     dim3 grid((unsigned)(items < sms ? items : sms));
     kernel<<<grid, kThreads, bytes, stream>>>(args...);
     return cudaGetLastError();
 }
+/* the counters and the listed-item bits of fwd_work */
+static cudaError_t reset_work(const Params &prm, cudaStream_t stream) {
+    const int items = fwd_items(prm.Hq, prm.T, prm.num_docs);
+    return cudaMemsetAsync(prm.work, 0, (size_t)(fwd_split_list(prm.work, items) - prm.work) * sizeof(int), stream);
+}
+/* the main kernel (direct exponential), then the SPLIT kernel on the items it listed (most
+ * often none: its CTAs find the list empty and exit) */
 template <int KIND, int S, bool PP>
 static cudaError_t launch(const Params &prm, const CUtensorMap &map, cudaStream_t stream) {
-    static bool attr = false;
-    return launch_grid(fwd_kernel<KIND, S, PP>, attr, Smem<KIND, S>::kBytes, prm, stream, map, prm);
+    static bool attr = false, attr_split = false;
+    cudaError_t e = reset_work(prm, stream);
+    if (e == cudaSuccess) e = launch_grid(fwd_kernel<KIND, S, PP, false>, attr, Smem<KIND, S>::kBytes, prm, stream, map, prm);
+    if (e == cudaSuccess)
+        e = launch_grid(fwd_kernel<KIND, S, PP, true>, attr_split, Smem<KIND, S>::kBytes, prm, stream, map, prm);
+    return e;
 }
 template <int KIND>
 static cudaError_t launch_dbg(const Params &prm, const CUtensorMap &map, const DbgOut &dbg, cudaStream_t stream) {
-    static bool attr = false;
-    return launch_grid(fwd_kernel_dbg<KIND>, attr, Smem<KIND, 3>::kBytes, prm, stream, map, prm, dbg);
+    static bool attr = false, attr_split = false;
+    cudaError_t e = reset_work(prm, stream);
+    if (e == cudaSuccess) e = launch_grid(fwd_kernel_dbg<KIND, false>, attr, Smem<KIND, 3>::kBytes, prm, stream, map, prm, dbg);
+    if (e == cudaSuccess)
+        e = launch_grid(fwd_kernel_dbg<KIND, true>, attr_split, Smem<KIND, 3>::kBytes, prm, stream, map, prm, dbg);
+    return e;
 }
 
 } // namespace flamia_fwd
@@ -947,7 +948,7 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
     prm.kb = (const uint16_t *)(ws + L.k_bf16);
     prm.vb = (const uint16_t *)(ws + L.v_bf16);
     prm.row_frame = (float *)(ws + L.row_frame);
-    prm.next = (int *)(ws + L.fwd_next);
+    prm.work = (int *)(ws + L.fwd_work);
     prm.o = o;
     prm.lse = lse;
     prm.cu = P->cu_seqlens;

@@ -52,17 +52,22 @@ struct flamia_sm90_problem {
  *                                     head, how many key tiles have added into it
  *   bwd_rows   word [Hq][8][T]        per query row, the FP8 main kernel's row constants, made once
  *                                     by the dO preprocessing (field w of token t at (h 8 + w) T + t):
- *                                     0 c 2^eQ, 1 2^23 + 520 - m, 2 the normalizer exp2(m - lse/ln2)
+ *                                     0 c 2^eQ, 1 2^(8 - m) (0 where the direct exponential of
+ *                                     sm90_exp2.cuh does not hold), 2 the normalizer exp2(m - lse/ln2)
  *                                     2^-8, 3 D, 4 2^eDO, 5 eDO (int), 6 unused, 7 eQ (int); so that
  *                                     the main kernel stages them by cp.async with its query tile
  * Forward scheduler:
- *   fwd_next   int32                  the next work item of the persistent forward (zeroed per call)
+ *   fwd_work   int32 [4 + ceil(I/32) + I], I = Hq (T/128 + num_docs) work items: the persistent
+ *                                     forward's counters (next item, split-list count, next split
+ *                                     item), a bit per item and the list of items its second launch
+ *                                     recomputes with the split exponential (header and bits zeroed
+ *                                     per call; forward.cu)
  * t_pad = T rounded up to 16 (TMA needs 16-byte global strides). */
 struct flamia_sm90_layout {
     size_t err_flag, q_codes, k_codes, v_codes, vt_codes, q_exp, k_exp, v_exp;
     size_t q_bf16, k_bf16, v_bf16, row_frame;
     size_t qt_codes, kt_codes, do_codes, dot_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, bwd_rows;
-    size_t fwd_next, total;
+    size_t fwd_work, total;
     int t_pad;
 };
 
@@ -73,6 +78,7 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     size_t T = (size_t)p->total_tokens, Hq = (size_t)p->heads_q, Hk = (size_t)p->heads_kv,
            D = (size_t)p->head_dim;
     L.t_pad = (int)((T + 15) / 16 * 16);
+    const size_t items = Hq * (T / 128 + (size_t)p->num_docs); /* the forward's work items (sm90_tiles.cuh) */
     size_t off = 0;
 #define FLAMIA_REGION(field, bytes) L.field = off; off = flamia_sm90_align(off + (bytes));
     FLAMIA_REGION(err_flag, 4)
@@ -97,7 +103,7 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(dq_accum, T * Hq * D * 4)
     FLAMIA_REGION(dq_turn, T * Hq * 4)
     FLAMIA_REGION(bwd_rows, Hq * 8 * T * 4)
-    FLAMIA_REGION(fwd_next, 4)
+    FLAMIA_REGION(fwd_work, (4 + (items + 31) / 32 + items) * 4)
 #undef FLAMIA_REGION
     L.total = off;
     return L;

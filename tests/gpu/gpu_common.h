@@ -52,11 +52,12 @@ static inline uint64_t gpu_seed(const char *name) {
     return seed;
 }
 
-/* The workspace layout the kernels use for a batch of T tokens (sm90_launch.h). */
-static inline struct flamia_sm90_layout gpu_workspace_layout(int T, int Hq, int Hkv, int D) {
+/* The workspace layout the kernels use for a batch of T tokens in ndocs documents (sm90_launch.h). */
+static inline struct flamia_sm90_layout gpu_workspace_layout(int T, int ndocs, int Hq, int Hkv, int D) {
     struct flamia_sm90_problem P;
     memset(&P, 0, sizeof P);
     P.total_tokens = T;
+    P.num_docs = ndocs;
     P.heads_q = Hq;
     P.heads_kv = Hkv;
     P.head_dim = D;

@@ -65,7 +65,10 @@ static int make_layout(rng_t *r, int target, int *lens, int cap) {
     return n;
 }
 
-static void run_case(const char *label, const char *preset, int causal, int Hq, int Hkv, double qscale, rng_t *r) {
+/* split: 1 when the logits are large enough that some rows leave the direct exponential's
+ * range (the forward must then list work items for its split launch), 0 when none may */
+static void run_case(const char *label, const char *preset, int causal, int Hq, int Hkv, double qscale, int split,
+                     rng_t *r) {
     enum { CAP = 512 };
     int lens[CAP];
     int32_t cu[CAP + 1];
@@ -113,7 +116,7 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
     CK(cudaStreamSynchronize(st));
     CK(cudaGetLastError());
 
-    const struct flamia_sm90_layout L = gpu_workspace_layout(T, Hq, Hkv, D);
+    const struct flamia_sm90_layout L = gpu_workspace_layout(T, ndocs, Hq, Hkv, D);
     uint8_t *fc = xmalloc(ncodes), *bc = xmalloc(ncodes), *qc = xmalloc(nq), *kc = xmalloc(nk);
     int8_t *ve = xmalloc((size_t)T * Hkv), *qe = xmalloc((size_t)T * Hq), *ke = xmalloc((size_t)T * Hkv);
     float *fr = xmalloc(nframes * 4), *rowf = xmalloc((size_t)T * Hq * 4);
@@ -126,6 +129,8 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
     CK(cudaMemcpy(qe, ws + L.q_exp, (size_t)T * Hq, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(ke, ws + L.k_exp, (size_t)T * Hkv, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(rowf, ws + L.row_frame, (size_t)T * Hq * 4, cudaMemcpyDeviceToHost));
+    int work[2]; /* the debug forward's counters: [1] = work items recomputed by its split launch */
+    CK(cudaMemcpy(work, ws + L.fwd_work, sizeof work, cudaMemcpyDeviceToHost));
 
     counts_t c;
     memset(&c, 0, sizeof c);
@@ -214,11 +219,13 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
     const double mism = c.pairs - c.equal;
     printf("%-24s %-11s causal=%d T=%4d docs=%3d Hq=%d Hkv=%d | pairs %.0f, shifted %.0f (frame grew %.0f) | "
            "mismatches %.0f: subnormal class %.0f, evaluation %.0f (%.1e), unexplained %.0f | coverage %ld, codes %ld, "
-           "frames %ld | bwd vs exact-sum codes: equal %.5f, one step %.5f, more %.0f\n",
+           "frames %ld | split items %d | bwd vs exact-sum codes: equal %.5f, one step %.5f, more %.0f\n",
            label, preset, causal, T, ndocs, Hq, Hkv, c.pairs, c.shifted, c.frame_grew, mism, c.subnormal, c.eval,
-           c.eval / (c.pairs + 1e-300), c.unexplained, c.cover_bad, c.code_bad, c.frame_bad,
+           c.eval / (c.pairs + 1e-300), c.unexplained, c.cover_bad, c.code_bad, c.frame_bad, work[1],
            c.x_equal / (c.x_pairs + 1e-300), c.x_step / (c.x_pairs + 1e-300), c.x_pairs - c.x_equal - c.x_step);
     EXPECT(c.pairs > 0, "%s %s: no pairs compared", label, preset);
+    EXPECT(split ? work[1] > 0 : work[1] == 0, "%s %s: %d work items took the split exponential (expected %s)", label,
+           preset, work[1], split ? "some" : "none");
     EXPECT(c.cover_bad == 0, "%s %s: %ld codes missing or written outside the evaluated pairs", label, preset,
            c.cover_bad);
     EXPECT(c.code_bad == 0, "%s %s: %ld codes negative or NaN", label, preset, c.code_bad);
@@ -288,9 +295,12 @@ int main(void) {
     const char *presets[] = {"mxfp8", "mxfp8-exact"};
     for (int pi = 0; pi < 2; pi++) {
         const char *p = presets[pi];
-        run_case("packed, GQA 4/2", p, 1, 4, 2, 1.0, &r);
-        run_case("packed, MHA 2/2, sharp", p, 1, 2, 2, 3.0, &r);
-        run_case("packed, non-causal 2/1", p, 0, 2, 1, 1.0, &r);
+        run_case("packed, GQA 4/2", p, 1, 4, 2, 1.0, 0, &r);
+        run_case("packed, MHA 2/2, sharp", p, 1, 2, 2, 3.0, 0, &r);
+        run_case("packed, non-causal 2/1", p, 0, 2, 1, 1.0, 0, &r);
+        /* logits to ~170 in log2 units: rows beyond the direct exponential's range (frame
+         * above 120), so the forward's split launch and the backward's split path run */
+        run_case("packed, GQA 4/2, huge", p, 1, 4, 2, 40.0, 1, &r);
     }
     if (failures) {
         fprintf(stderr, "test_gpu_consistency: %d failures\n", failures);

@@ -48,8 +48,10 @@ typedef struct {
 /* the FP8 recipes' O bounds beside gpu_common.h's kHw* (header comment; dev/forward/bound_study_fwd.c) */
 static const double kFwdRatio = 0.5, kFwdRowRel = 0.25;
 
+/* qscale: Q's magnitude (1: ordinary logits; 40: logits to ~170 in log2 units, rows beyond the
+ * direct exponential's range, so the forward's split launch must run: split = 1) */
 static void run_case(const char *label, const char *preset, int hadamard, int causal, const int32_t *cu,
-                     int ndocs, int Hq, int Hkv, int D, rng_t *r) {
+                     int ndocs, int Hq, int Hkv, int D, double qscale, int split, rng_t *r) {
     const int T = cu[ndocs];
     flamia_recipe rec;
     FL(flamia_recipe_preset(preset, &rec));
@@ -57,7 +59,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
     float *q = xmalloc(nq * 4), *k = xmalloc(nk * 4), *v = xmalloc(nk * 4);
     uint16_t *bq = xmalloc(nq * 2), *bk = xmalloc(nk * 2), *bv = xmalloc(nk * 2);
-    fill_bf16(r, q, bq, nq, 1.0);
+    fill_bf16(r, q, bq, nq, qscale);
     fill_bf16(r, k, bk, nk, 1.0);
     fill_bf16(r, v, bv, nk, 1.0);
     scale_channels(r, k, bk, (size_t)T * Hkv, D, 3, 12.0f); /* outlier K channels */
@@ -100,6 +102,11 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     float *lse_gpu = xmalloc((size_t)T * Hq * 4);
     CK(cudaMemcpy(o_gpu, dO, nq * 2, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(lse_gpu, dlse, (size_t)T * Hq * 4, cudaMemcpyDeviceToHost));
+    int work[2]; /* the forward's counters: [1] = work items recomputed by its split launch */
+    CK(cudaMemcpy(work, (uint8_t *)ws + gpu_workspace_layout(T, ndocs, Hq, Hkv, D).fwd_work, sizeof work,
+                  cudaMemcpyDeviceToHost));
+    EXPECT(split ? work[1] > 0 : work[1] == 0, "%s %s: %d work items took the split exponential (expected %s)", label,
+           preset, work[1], split ? "some" : "none");
 
     cmp_t c = {0};
     double ss_lse = 0, ss_lse64 = 0;
@@ -153,10 +160,11 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     const int fp8 = strcmp(preset, "bf16") != 0;
     printf("%-28s %-11s had=%d causal=%d T=%5d docs=%3d Hq=%d Hkv=%d | O relL2 %.2e (ref vs f64 %.2e, ratio %.3f; "
            "gpu vs f64 %.2e) max %.2e row %.3f exact %.1f%% | lse max %.1e rms %.1e (ref vs f64 max %.1e rms %.1e) | "
-           "max|s| %.1f | unwritten %ld\n",
+           "max|s| %.1f | split items %d | unwritten %ld\n",
            label, preset, hadamard, causal, T, ndocs, Hq, Hkv, c.rel_l2, c.rel_l2_f64,
            c.rel_l2 / (c.rel_l2_f64 + 1e-300), c.gpu_f64, c.max_rel, c.rowrel, 100.0 * exact / (double)nq, c.max_lse,
-           c.rms_lse, c.max_lse64, c.rms_lse64, fp8 ? max_abs_score(q, k, cu, ndocs, Hq, Hkv, D, causal) : 0.0, c.nonfinite);
+           c.rms_lse, c.max_lse64, c.rms_lse64, fp8 ? max_abs_score(q, k, cu, ndocs, Hq, Hkv, D, causal) : 0.0, work[1],
+           c.nonfinite);
     EXPECT(c.nonfinite == 0, "%s %s: %ld outputs unwritten or non-finite", label, preset, c.nonfinite);
     if (fp8) {
         EXPECT(c.rel_l2 <= kFwdRatio * c.rel_l2_f64, "%s %s: O GPU-vs-ref %.3e > %.2f x ref-vs-FP64 %.3e", label,
@@ -198,25 +206,28 @@ int main(void) {
         const char *p = presets[pi];
         int n = random_lens(&r, 1400, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, MHA", p, 0, 1, cu, n, 4, 4, 128, &r);
+        run_case("random packed, MHA", p, 0, 1, cu, n, 4, 4, 128, 1.0, 0, &r);
         n = random_lens(&r, 900, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, GQA 8/2", p, 0, 1, cu, n, 8, 2, 128, &r);
+        run_case("random packed, GQA 8/2", p, 0, 1, cu, n, 8, 2, 128, 1.0, 0, &r);
         lens[0] = 1000;
         cu_from_lens(lens, 1, cu);
-        run_case("one document of 1000, GQA 2/1", p, 0, 1, cu, 1, 2, 1, 128, &r);
+        run_case("one document of 1000, GQA 2/1", p, 0, 1, cu, 1, 2, 1, 128, 1.0, 0, &r);
         for (int i = 0; i < 64; i++) lens[i] = 1;
         lens[64] = 129;
         cu_from_lens(lens, 65, cu);
-        run_case("64 one-token docs + 129", p, 0, 1, cu, 65, 2, 2, 128, &r);
+        run_case("64 one-token docs + 129", p, 0, 1, cu, 65, 2, 2, 128, 1.0, 0, &r);
         n = random_lens(&r, 700, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, non-causal", p, 0, 0, cu, n, 2, 1, 128, &r);
+        run_case("random packed, non-causal", p, 0, 0, cu, n, 2, 1, 128, 1.0, 0, &r);
+        n = random_lens(&r, 900, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        run_case("random packed, huge logits", p, 0, 1, cu, n, 4, 2, 128, 40.0, 1, &r);
     }
     int n = random_lens(&r, 1000, lens, CAP);
     cu_from_lens(lens, n, cu);
-    run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, 128, &r);
-    run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, 128, &r);
+    run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, 128, 1.0, 0, &r);
+    run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, 128, 1.0, 0, &r);
     if (failures) {
         fprintf(stderr, "test_gpu_forward: %d failures\n", failures);
         return 1;
