@@ -264,7 +264,7 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
             }
             /* rows past the document end (their outputs are never stored) do not count: their
              * scores come from the next document's Q codes without its exponents */
-            direct = direct && (qi[hh] >= len || exp_frame_direct_ok(mnew, Mf[hh][b]));
+            direct &= (qi[hh] >= len) | exp_frame_direct_ok(mnew, Mf[hh][b]); /* no short circuit: no branch */
             sc[hh][b] = __uint_as_float((uint32_t)(127 - int_of_integral(fminf(fmaxf(Mf[hh][b], -100.f), 120.f))) << 23);
         }
     }

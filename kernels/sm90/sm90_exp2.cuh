@@ -47,7 +47,8 @@ __device__ __forceinline__ float exp_frame_direct(float t, float scale) { return
  * recipe's offsets). t < 128 (no ex2 overflow), 2^-M normal, and a flushed t < -126 is
  * below 2^(-125 - m) <= 2^-65 of the row maximum's term. */
 __device__ __forceinline__ bool exp_frame_direct_ok(float m, float M) {
-    return m >= -60.f && m <= 120.f && M >= -100.f && M <= 120.f;
+    /* & rather than &&: short-circuit evaluation became branches with convergence barriers */
+    return (m >= -60.f) & (m <= 120.f) & (M >= -100.f) & (M <= 120.f);
 }
 __device__ __forceinline__ float pow2_of_integral(float e) { return flamia_pow2f((int)e); }
 
