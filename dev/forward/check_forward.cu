@@ -312,7 +312,7 @@ int main(int argc, char **argv) {
 
     /* ---- reference */
     int ok = 1;
-    double rel_l2 = 0, max_rel = 0, max_lse = 0, rel_f64 = -1;
+    double rel_l2 = 0, max_rel = 0, max_lse = 0, rel_f64 = -1, max_lse64 = -1;
     long frame_mis = 0, rows_checked = 0;
     if (strcmp(check, "none")) {
         std::vector<int> rows; /* (token*Hq + head) */
@@ -349,6 +349,8 @@ int main(int argc, char **argv) {
                     den += o64[i] * o64[i];
                 }
                 rel_f64 = sqrt(num / den);
+                max_lse64 = 0;
+                for (size_t i = 0; i < (size_t)T * Hq; i++) max_lse64 = std::max(max_lse64, fabs(lref[i] - l64[i]));
             }
         } else {
             int ns = atoi(check + 6);
@@ -379,7 +381,16 @@ int main(int argc, char **argv) {
         }
         rel_l2 = sqrt(num / std::max(den, 1e-300));
         max_rel = dmax / std::max(omax, 1e-300);
-        ok = rel_l2 <= 4e-3 && max_rel <= 2e-2 && max_lse <= 2e-3;
+        if (kind == FLAMIA_SM90_BF16) {
+            ok = rel_l2 <= 4e-3 && max_rel <= 2e-2 && max_lse <= 2e-3;
+        } else {
+            /* FP8: the bounds of tests/gpu/test_gpu_forward.c relative to the recipe's own error
+             * (numerics.md 8.2; the hardware's FP8 accumulation is below FP32 accuracy): O
+             * GPU-vs-ref <= 0.5 ref-vs-FP64, max |d| <= 2^-3 max |ref|, lse max <= 0.25 of the
+             * reference's own max error. Sampled rows have no FP64 run: only the max bound. */
+            ok = max_rel <= 0.125;
+            if (rel_f64 >= 0) ok = ok && rel_l2 <= 0.5 * rel_f64 && max_lse <= 0.25 * max_lse64;
+        }
         (void)frame_mis;
     }
     ok = ok && unwritten == 0;
