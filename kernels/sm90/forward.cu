@@ -10,7 +10,10 @@
  *                 to tile 0: m <- max(m, ceil(max t)), an integer, so every rescale
  *                 of O and l is an exact power of two;
  *   P             E4M3 codes of exp2(t - m + 8) with V's per-token exponent folded in
- *                 (GPU latitude of numerics.md 3.5, see below);
+ *                 (GPU latitude of numerics.md 3.5, see below); the exponential is the
+ *                 hardware's ex2(t) times 2^-(m - 8 + ...) (sm90_exp2.cuh), and a work item
+ *                 with a row outside that form's range is recomputed by a second launch
+ *                 of the kernel with the split (SPLIT; usually it finds nothing to do);
  *   O += P V      FP8 wgmma with P from registers, V^T (vt_codes) from shared memory.
  * The BF16 kind (control path) runs the same loop with BF16 wgmma (m64n128k16) on
  * q_bf16/k_bf16/v_bf16 and P = bf16(exp2(t - m)).
