@@ -1,28 +1,42 @@
 #!/bin/bash
-# Device comparison of two builds of the forward dev harness (dev/forward/bin/check_*):
-# correctness of both against flamia_ref_forward on small packed layouts, then the
-# forward alone timed (median of 30) on the equal-length and packed workloads, A and B
-# alternated. Build here first and carry dev/forward/bin, e.g. the committed kernel:
+# Device comparison of builds of the forward dev harness (dev/forward/bin/check_*), the
+# first one the base: correctness of each against flamia_ref_forward on small packed
+# layouts (the harness's PASS / FAIL: the gpu suite's bounds, numerics.md 8.2), the O / lse
+# / frame bytes of each against the base's on layouts with many work items per CTA (two of
+# them with QSCALE=40 logits, so that the SPLIT launch runs), then the forward alone timed
+# (median of 30) on the equal-length and packed workloads, all builds alternated, twice.
+# Build here first and carry dev/forward/bin, e.g. the committed kernel as the base:
 #   git show HEAD:kernels/sm90/forward.cu > dev/forward/bin/obj/fwd_head.cu
-#   sh dev/forward/build.sh dev/forward/bin/obj/fwd_head.cu
-# Usage (device, repo root): bash dev/forward/compare.sh check_fwd_head check_forward
+#   sh dev/forward/build.sh dev/forward/bin/obj/fwd_head.cu dev/forward/v18_item_turn.patch
+# Usage (device, repo root): bash dev/forward/compare.sh check_fwd_head check_forward [check_v18_item_turn ...]
+#   WORKLOADS="16x4096 16 16 1|..." narrows the timing; CHECK=0 skips the reference checks.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
 B=dev/forward/bin
-A=$1 Bn=$2
-for b in $A $Bn; do
-  for args in "mxfp8 rand3000:1 4 2 1" "exact rand2000:2 4 4 0" "bf16 rand3000:1 4 2 1"; do
-    timeout 30 $B/$b $args full 2>&1 | tail -1 | sed "s/^/$b: /" | cut -c1-170
+A=$1 ALL="$*"
+if [ "${CHECK:-1}" = 1 ]; then
+  for b in $ALL; do
+    for args in "mxfp8 rand3000:1 4 2 1" "exact rand2000:2 4 4 0" "bf16 rand3000:1 4 2 1"; do
+      timeout 30 $B/$b $args full 2>&1 | tail -1 | sed -E "s/^/$b: /; s/^(.{120}).*(unwritten=.*)$/\1 ... \2/"
+    done
+  done
+fi
+# bytes: a change meant to keep the arithmetic (scheduling, the grid, the item boundary)
+# shows "same bytes"
+T=$(mktemp -d)
+for spec in "1 mxfp8 rand20000:3 8 2 1" "1 exact rand20000:4 8 8 1" "1 bf16 rand12000:5 4 2 1" \
+            "1 mxfp8 rand9000:6 4 4 0" "1 mxfp8 3x4096 16 16 1" "40 mxfp8 rand9000:7 4 2 1" "40 exact rand9000:8 4 2 1"; do
+  q=${spec%% *} args=${spec#* }
+  for b in $ALL; do QSCALE=$q FWD_DUMP=$T/$b.bin timeout 60 $B/$b $args none > /dev/null 2>&1; done
+  for b in $ALL; do
+    [ "$b" = "$A" ] && continue
+    if cmp -s $T/$A.bin $T/$b.bin; then echo "== QSCALE=$q $args: $b same bytes"; else echo "== QSCALE=$q $args: $b DIFFERS from $A"; fi
   done
 done
-# bytes: O, lse and frames of both builds on layouts with many work items per CTA (a change
-# meant to keep the bits, e.g. the persistent grid, shows "same bytes")
-T=$(mktemp -d)
-for args in "mxfp8 rand20000:3 8 2 1" "exact rand20000:4 8 8 1" "bf16 rand12000:5 4 2 1" "mxfp8 rand9000:6 4 4 0" "mxfp8 3x4096 16 16 1"; do
-  for b in $A $Bn; do FWD_DUMP=$T/$b.bin timeout 60 $B/$b $args none > /dev/null 2>&1; done
-  if cmp -s $T/$A.bin $T/$Bn.bin; then echo "== $args: same bytes"; else echo "== $args: $Bn DIFFERS from $A"; fi
-done
-for w in "16x4096 16 16 1" "4x4096 16 16 1" "16x1024 16 16 1" "64x1024 16 16 1" "rand65536:5 16 16 1"; do
-  for b in $A $Bn $A $Bn; do
-    timeout 40 $B/$b mxfp8 $w none 30 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/${w%% *} $b /"
+IFS='|' read -r -a WL <<< "${WORKLOADS:-16x4096 16 16 1|4x4096 16 16 1|16x1024 16 16 1|64x1024 16 16 1|rand65536:5 16 16 1}"
+for w in "${WL[@]}"; do
+  for rep in 1 2; do
+    for b in $ALL; do
+      timeout 40 $B/$b mxfp8 $w none 30 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/${w%% *} $b /"
+    done
   done
 done
