@@ -61,6 +61,16 @@ FLAMIA_HD float flamia_ldexpf(float x, int e) {
     return x * flamia_pow2f(e);
 }
 
+/* x * 2^k rounded once (to nearest even) for x in [1/2, 2) and k in [-189, 254]: two
+ * power-of-two factors whose first product is exact (a normal number), so only the second
+ * rounds, and only where the result is subnormal (or overflows). flamia_ldexpf may round
+ * twice below the normal range. The GPU's split exponential scales with it
+ * (kernels/sm90/sm90_exp2.cuh); tests/cpu/test_formats.c checks every k against ldexp. */
+FLAMIA_HD float flamia_scale2(float x, int k) {
+    const int k1 = k >= 0 ? k >> 1 : k + 64, k2 = k >= 0 ? k - (k >> 1) : -64;
+    return (x * flamia_pow2f(k1)) * flamia_pow2f(k2);
+}
+
 /* Round half to even of a non-negative float below 2^23 to an integer. */
 FLAMIA_HD uint32_t flamia_rne_u32(float q) {
     uint32_t i = (uint32_t)q; /* truncation */

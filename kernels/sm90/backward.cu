@@ -471,7 +471,7 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
                     const bool ok = i < len && j < len && (!p.causal || j <= i);
                     float P = 0.f, dS = 0.f;
                     if (ok) {
-                        const float E = flamia_sm90::exp_frame_split(s[x] * p.c, sM[ii]);
+                        const float E = flamia_sm90::exp_frame_split_k63(s[x] * p.c, sM[ii]);
                         float pq;
                         if (KIND == 0) pq = flamia_round_bf16(E);
                         else pq = flamia_fmt_e4m3_decode(flamia_fmt_e4m3_encode(E * 256.f)) * 0.00390625f;
@@ -939,7 +939,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                          * pairs the causal / document limit excludes (then P = 0 and dS = +-0). */
                         const float t = (sacc[4 * j + 2 * hh + e] * kf[hh]) * (e ? cr.y : cr.x);
                         const float E = DIRECT ? exp_frame_direct(t, e ? sc.y : sc.x)
-                                               : exp_frame_split(t, (e ? mfr.y : mfr.x) - 8.f);
+                                               : exp_frame_split_k63(t, (e ? mfr.y : mfr.x) - 8.f);
                         e256[e] = jkv[hh] <= (e ? qlim.y : qlim.x) ? E : 0.f;
                     }
                     const uint32_t pbc = flamia_cvt_e4m3x2(e256[0], e256[1]);

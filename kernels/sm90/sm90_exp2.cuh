@@ -5,7 +5,8 @@
  *   E(t, M) = ex2(tf) * 2^(ti - M),  ti = trunc(t), tf = t - ti (exact), M an integer frame,
  *
  * with ex2 the hardware's ex2.approx.ftz. Two evaluations of the same value:
- *   exp_frame_split(t, M)        any frame: the split itself (slow; the fallback);
+ *   exp_frame_split(t, M)        any frame: the split itself (slow; the fallback;
+ *                                exp_frame_split_k63 the same value for ti - M <= 63);
  *   exp_frame_direct(t, 2^-M)    ex2(t) * 2^-M: one MUFU and one FMUL.
  * They agree bit for bit because the H200's ex2.approx(t) equals ex2.approx(tf) * 2^ti
  * for every FP32 t in [-126, 128) (dev/forward/ex2_identity_probe.cu trunc: 0 mismatches;
@@ -29,13 +30,20 @@ __device__ __forceinline__ float ex2_approx(float x) {
 }
 
 /* E(t, M) for any t (0 for t = -inf and NaN) and integer M, branch-free: ex2(tf) in
- * (1/2, 2) times 2^(k + 64) (exact: a normal number), times 2^-64 (the one rounding),
- * k = ti - M clamped to [-190, 63] (frames never put a value above 2^39; below 2^-189 the
- * result is 0). */
+ * (1/2, 2) scaled by 2^(ti - M) with one rounding (flamia_scale2), 0 below 2^-189 (no FP32
+ * value). (Until 2026-12-01 12:45 UTC the scale was clamped at 2^63, which the mxfp8-exact
+ * forward's folded frame can exceed when a row's keys all have V exponents below -54.) */
 __device__ __forceinline__ float exp_frame_split(float t, float M) {
     const float ti = truncf(t);
-    const float k = fminf(fmaxf(ti - M, -190.f), 63.f); /* ti - M exact: integers below 2^24 */
-    const float up = __uint_as_float((uint32_t)((int)k + 191) << 23);
+    const float k = ti - M; /* exact: integers below 2^24 in magnitude */
+    return k >= -189.f ? flamia_scale2(ex2_approx(t - ti), (int)fminf(k, 254.f)) : 0.f;
+}
+/* The same value where ti - M <= 63, in fewer registers: the backward's frames (ti - M <= 9)
+ * use it, since the general scale made ptxas spill 80 B in the backward's main kernel. */
+__device__ __forceinline__ float exp_frame_split_k63(float t, float M) {
+    const float ti = truncf(t);
+    const float k = fminf(fmaxf(ti - M, -190.f), 63.f);
+    const float up = __uint_as_float((uint32_t)((int)k + 191) << 23); /* 2^(k + 64): normal */
     const float v = __fmul_rn(__fmul_rn(ex2_approx(t - ti), up), 5.421010862427522e-20f /* 2^-64 */);
     return k > -190.f ? v : 0.f;
 }

@@ -142,8 +142,25 @@ static void nvfp4_and_bf16(void) {
     CHECK(flamia_ldexpf(1.0f, -149) == 1e-45f && flamia_ldexpf(1e-45f, 149) == 1.0f, "ldexp range");
 }
 
+/* flamia_scale2 rounds x 2^k once: against the double product (exact for 24-bit x) rounded to
+ * float, for every k in [-189, 254] and x at both ends of [1/2, 2) and random in between */
+static void scale2_all_k(void) {
+    long bad = 0, n = 0;
+    for (int k = -189; k <= 254; k++)
+        for (int i = 0; i < 2000; i++) {
+            float x = i == 0 ? 0.5f : i == 1 ? nextafterf(2.0f, 0.0f) : i == 2 ? 1.0f : (float)(0.5 + 1.5 * rng_unif());
+            if (x >= 2.0f) x = nextafterf(2.0f, 0.0f);
+            const float want = (float)ldexp((double)x, k), got = flamia_scale2(x, k);
+            n++;
+            if (memcmp(&want, &got, sizeof want) != 0 && bad++ < 5)
+                fprintf(stderr, "  scale2(%a, %d) = %a, want %a\n", (double)x, k, (double)got, (double)want);
+        }
+    CHECK(bad == 0, "flamia_scale2: %ld of %ld products not rounded once", bad, n);
+}
+
 int main(void) {
     test_seed_init("test_formats");
+    scale2_all_k();
     e4m3_codes();
     e4m3_rounding();
     e2m1();
