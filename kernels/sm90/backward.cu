@@ -28,8 +28,9 @@
  * P is rebuilt exactly as numerics.md 3.3 / 4.2 say: t = fl(s c) (s from the exact
  * FP32 products of the codes times the power-of-two factors), ti = trunc(t),
  * tf = t - ti, E = ex2.approx(tf) * 2^(ti - m_i) with m_i the forward's final
- * integer frame (row_frame), evaluated as the forward does (sm90_exp2.cuh), pb = e4m3(E 2^8), P = dec(pb) 2^-8 exp2(m_i - lse_i/ln2)
- * (the normalizer in FP64, as the reference). dS = P (dP - D_i) in FP32, quantized
+ * integer frame (row_frame), evaluated as the forward does (sm90_exp2.cuh),
+ * pb = e4m3(E 2^8), P = dec(pb) 2^-8 exp2(m_i - lse_i/ln2) (the normalizer in FP64, as
+ * the reference). dS = P (dP - D_i) in FP32, quantized
  * by the recipe's group (32x32 block max / query row x 32 keys, CEIL).
  *
  * FP8 main kernel: 2 consumer warpgroups, warpgroup w owns keys 64w..64w+63 of the

@@ -905,25 +905,28 @@ static cudaError_t reset_work(const Params &prm, cudaStream_t stream) {
     const int items = fwd_items(prm.Hq, prm.T, prm.num_docs);
     return cudaMemsetAsync(prm.work, 0, (size_t)(fwd_split_list(prm.work, items) - prm.work) * sizeof(int), stream);
 }
-/* the main kernel (direct exponential), then the SPLIT kernel on the items it listed (most
- * often none: its CTAs find the list empty and exit) */
+/* the main kernel (direct exponential), then its SPLIT instantiation on the items the main
+ * one listed (most often none: its CTAs find the list empty and exit) */
+template <typename... KernelArgs, typename... Args>
+static cudaError_t launch_main_split(void (*main_kernel)(KernelArgs...), bool &attr_main,
+                                     void (*split_kernel)(KernelArgs...), bool &attr_split, int bytes,
+                                     const Params &prm, cudaStream_t stream, Args... args) {
+    cudaError_t e = reset_work(prm, stream);
+    if (e == cudaSuccess) e = launch_grid(main_kernel, attr_main, bytes, prm, stream, args...);
+    if (e == cudaSuccess) e = launch_grid(split_kernel, attr_split, bytes, prm, stream, args...);
+    return e;
+}
 template <int KIND, int S, bool PP>
 static cudaError_t launch(const Params &prm, const CUtensorMap &map, cudaStream_t stream) {
     static bool attr = false, attr_split = false;
-    cudaError_t e = reset_work(prm, stream);
-    if (e == cudaSuccess) e = launch_grid(fwd_kernel<KIND, S, PP, false>, attr, Smem<KIND, S>::kBytes, prm, stream, map, prm);
-    if (e == cudaSuccess)
-        e = launch_grid(fwd_kernel<KIND, S, PP, true>, attr_split, Smem<KIND, S>::kBytes, prm, stream, map, prm);
-    return e;
+    return launch_main_split(fwd_kernel<KIND, S, PP, false>, attr, fwd_kernel<KIND, S, PP, true>, attr_split,
+                             Smem<KIND, S>::kBytes, prm, stream, map, prm);
 }
 template <int KIND>
 static cudaError_t launch_dbg(const Params &prm, const CUtensorMap &map, const DbgOut &dbg, cudaStream_t stream) {
     static bool attr = false, attr_split = false;
-    cudaError_t e = reset_work(prm, stream);
-    if (e == cudaSuccess) e = launch_grid(fwd_kernel_dbg<KIND, false>, attr, Smem<KIND, 3>::kBytes, prm, stream, map, prm, dbg);
-    if (e == cudaSuccess)
-        e = launch_grid(fwd_kernel_dbg<KIND, true>, attr_split, Smem<KIND, 3>::kBytes, prm, stream, map, prm, dbg);
-    return e;
+    return launch_main_split(fwd_kernel_dbg<KIND, false>, attr, fwd_kernel_dbg<KIND, true>, attr_split,
+                             Smem<KIND, 3>::kBytes, prm, stream, map, prm, dbg);
 }
 
 } // namespace flamia_fwd

@@ -58,7 +58,6 @@ __device__ __forceinline__ bool exp_frame_direct_ok(float m, float M) {
     /* & rather than &&: short-circuit evaluation became branches with convergence barriers */
     return (m >= -60.f) & (m <= 120.f) & (M >= -100.f) & (M <= 120.f);
 }
-__device__ __forceinline__ float pow2_of_integral(float e) { return flamia_pow2f((int)e); }
 
 } // namespace flamia_sm90
 #endif
