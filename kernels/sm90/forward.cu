@@ -188,6 +188,19 @@ struct DbgRow {
     float *frame[2];
 };
 
+/* The exponential's range test for an item's unmasked tiles, made once at its end (m: the
+ * row's last frame, E: its V exponent). Frames only grow along an item and the masked first
+ * tile passed the full test (m >= -60), so the tiles' frames lie in [-60, m]. On an unmasked
+ * tile every block has eV_b <= E (E is the max over the keys the row sees), so mxfp8's folded
+ * frames M'_b = m - 8 + E - max(eV_b, E - 30) lie in [m - 8, m + 22]: direct for m <= 98;
+ * E in [-58, 36] keeps 2^-(m - 8 + E) and 2^(E -+ 30) normal for the FAST form. The other
+ * kinds' frame M = m - 8 + E (BF16: m) grows with m. */
+template <int KIND>
+__device__ __forceinline__ bool item_direct_ok(float m, int E) {
+    if (KIND == KIND_BLOCK) return (m <= 98.f) & (E >= -58) & (E <= 36);
+    return exp_frame_direct_ok(m, KIND == KIND_BF16 ? m : m - 8.f + (float)E);
+}
+
 template <int KIND, bool MASK, bool DBG, bool SPLIT>
 __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[PRegs<KIND>::N], float (&m_run)[2],
                                              float (&l_run)[2], float (&fo)[2], const float (&crow)[2],
@@ -224,14 +237,24 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
     /* ---- frames. BLOCK: column factor kf_b per 32-key block, folded into cc = kf_b * c_i
      * (exact); max_j fl(u_j * cc) = fl(max_j u_j * cc) as cc > 0 and rounding is monotone. */
     float cc[2][4], Mf[2][4], sc[2][4], rvg[2][4]; /* Mf: the exponent frame M'_b, sc = 2^-M'_b */
-    bool direct = true; /* exp_frame_direct_ok for both rows and every block */
-    float blk_kf[4], blk_ev[4];
+    /* FAST (mxfp8's unmasked tiles in the main kernel): sc and rvg from the producer's 2^eV_b
+     * and 2^-eV_b with one FMNMX (and FMUL) each, and no range test here: the frames only grow
+     * along an item, so the masked first tile's test and item_direct_ok at its end cover every
+     * tile (see there). The same values as the general form wherever that holds. */
+    constexpr bool FAST = KIND == KIND_BLOCK && !MASK && !SPLIT;
+    bool direct = true; /* exp_frame_direct_ok for both rows and every block (masked tile, SPLIT) */
+    float blk_kf[4], blk_ev[4], blk_vg[4], blk_rv[4];
     if (KIND == KIND_BLOCK) {
 #pragma unroll
         for (int b = 0; b < 4; b++) {
             const float2 v = col[b];
             blk_kf[b] = v.x;
             blk_ev[b] = v.y;
+            if (FAST) {
+                const float2 w = col[4 + b];
+                blk_vg[b] = w.x;
+                blk_rv[b] = w.y;
+            }
         }
     }
 #pragma unroll
@@ -253,6 +276,18 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
         if (DBG && tq == 0 && dr.frame[hh]) dr.frame[hh][n] = mnew;
         /* exp2 argument: t - (m - 8 + E_i) [+ eV_b for BLOCK, folded V exponent] */
         const float M = FP8 ? mnew - 8.f + (float)Erow[hh] : mnew;
+        if (FAST) {
+            /* 2^-M normal, 2^(E-30) and 2^(30-E) normal: item_direct_ok's row range. Then
+             * max(2^eV_b, 2^(E-30)) = 2^max(eV_b, E-30) and sc = 2^-M'_b exactly. */
+            const float sM = __uint_as_float((uint32_t)(127 - int_of_integral(M)) << 23);
+            const float vE = flamia_pow2f(Erow[hh] - 30), rE = flamia_pow2f(30 - Erow[hh]);
+#pragma unroll
+            for (int b = 0; b < 4; b++) {
+                sc[hh][b] = sM * fmaxf(blk_vg[b], vE);
+                rvg[hh][b] = fminf(blk_rv[b], rE);
+            }
+            continue;
+        }
 #pragma unroll
         for (int b = 0; b < 4; b++) {
             if (KIND == KIND_BLOCK) {
@@ -267,7 +302,8 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
             }
             /* rows past the document end (their outputs are never stored) do not count: their
              * scores come from the next document's Q codes without its exponents */
-            direct &= (qi[hh] >= len) | exp_frame_direct_ok(mnew, Mf[hh][b]); /* no short circuit: no branch */
+            if (MASK || SPLIT) /* no short circuit below: no branch */
+                direct &= (qi[hh] >= len) | exp_frame_direct_ok(mnew, Mf[hh][b]);
             sc[hh][b] = __uint_as_float((uint32_t)(127 - int_of_integral(fminf(fmaxf(Mf[hh][b], -100.f), 120.f))) << 23);
         }
     }
@@ -446,10 +482,13 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
         int g = 0; /* K / V tiles issued before this item (ring position) */
         int k = 0; /* items handed to the consumers */
         for (int nf = 1;; nf++) {
-            if (pt == 0 && w < nslots) sNext[nf & 1] = fetch();
+            /* the atomic's result is stored only at the round's end: its latency (~1 us) then
+             * overlaps this item's loads instead of stalling warp 0 at the item's start */
+            const int nxt = pt == 0 && w < nslots ? fetch() : 0;
             const int wcur = w;
             const bool end = wcur >= nslots;
             auto advance = [&]() { /* every producer thread: the index fetched for the next round */
+                if (pt == 0 && wcur < nslots) sNext[nf & 1] = nxt;
                 named_sync(3, 128);
                 w = sNext[nf & 1];
             };
@@ -499,45 +538,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
             }
             cp_async_mbar_arrive(smem_u32(&sQFull[qb]));
 
-            /* ---- row constants: E_i = max eV over the keys row i sees (prefix max over the
-             * document) and the row's Q exponent; both loads in flight before the first wait */
-            if (FP8) {
-                const int kb_end = p.causal ? q0 : len;
-                const int pkey = q0 + pt;
-                const int xpre = p.causal && pkey < len ? (int)p.ve[(size_t)(ds + pkey) * p.Hkv + hk] : -1000;
-                const int eq = pkey < len ? (int)p.qe[(size_t)(ds + pkey) * p.Hq + h] : 0;
-                int mx = -1000;
-                const int step = KIND == KIND_BLOCK ? 32 : 1; /* BLOCK: one exponent per 32-token block */
-                for (int kk = pt * step; kk < kb_end; kk += 128 * step)
-                    mx = max(mx, (int)p.ve[(size_t)(ds + kk) * p.Hkv + hk]);
-#pragma unroll
-                for (int o = 16; o; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-                int x = xpre;
-#pragma unroll
-                for (int o = 1; o < 32; o <<= 1) {
-                    const int y = __shfl_up_sync(0xffffffffu, x, o);
-                    if (lane >= o) x = max(x, y);
-                }
-                sScr[pt] = x;
-                if (lane == 0) sScr[128 + warp] = mx;
-                named_sync(3, 128);
-                int E = max(max(sScr[128], sScr[129]), max(sScr[130], sScr[131]));
-                if (p.causal) {
-                    const int kl = min(pt, len - 1 - q0);
-                    int pre = sScr[kl];
-                    for (int ww = 0; ww < (kl >> 5); ww++) pre = max(pre, sScr[ww * 32 + 31]);
-                    E = max(E, pre);
-                }
-                sE[qb * 128 + pt] = E;
-                sQe[qb * 128 + pt] = eq;
-                named_sync(3, 128); /* the scratch is free for the next item */
-            }
-            if (pt == 0) {
-                sRec[qb] = make_int4(ds, len, q0, h);
-                sRec[QB + qb] = make_int4(wcur, 0, 0, 0);
-            }
-            mbar_arrive(smem_u32(&sQFull[qb]));
-
             /* ---- the K / V tiles of this item: ring position g + it */
             auto issue = [&](int it) {
                 const int gt = g + it, s = gt % S, n = ndiag - it;
@@ -569,14 +569,18 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
                         }
                         sCol[s * kBN + pt] = f;
                     } else if (pt < 4) {
+                        /* block pt: (2^eK, eV) for the masked tile, (2^eV, 2^-eV) for the others */
+                        int ev = -127;
                         float2 f = make_float2(1.f, -127.f);
                         const int key = n * kBN + 32 * pt;
                         if (key < len) {
                             const size_t i = (size_t)(ds + key) * p.Hkv + hk;
+                            ev = p.ve[i];
                             f.x = flamia_pow2f(p.ke[i]);
-                            f.y = (float)p.ve[i];
+                            f.y = (float)ev;
                         }
                         sCol[s * kBN + pt] = f;
+                        sCol[s * kBN + 4 + pt] = make_float2(flamia_pow2f(ev), flamia_pow2f(-ev));
                     }
                     if (vt_tma) {
                         const uint32_t full = smem_u32(&sFull[s]);
@@ -660,8 +664,50 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
                 else
                     mbar_arrive(smem_u32(&sFull[s]));
             };
+            /* ---- row constants: E_i = max eV over the keys row i sees (prefix max over the
+             * document) and the row's Q exponent; both loads in flight before the first wait */
+            if (FP8) {
+                const int kb_end = p.causal ? q0 : len;
+                const int pkey = q0 + pt;
+                const int xpre = p.causal && pkey < len ? (int)p.ve[(size_t)(ds + pkey) * p.Hkv + hk] : -1000;
+                const int eq = pkey < len ? (int)p.qe[(size_t)(ds + pkey) * p.Hq + h] : 0;
+                const int step = KIND == KIND_BLOCK ? 32 : 1; /* BLOCK: one exponent per 32-token block */
+                int mx = pt * step < kb_end ? (int)p.ve[(size_t)(ds + pt * step) * p.Hkv + hk] : -1000;
+                /* the first K / V tile goes out while these loads are in flight (the consumers
+                 * wait for both; in sequence they were most of the producer's per-item latency) */
+                if (vt_tma) issue(0);
+                for (int kk = (pt + 128) * step; kk < kb_end; kk += 128 * step)
+                    mx = max(mx, (int)p.ve[(size_t)(ds + kk) * p.Hkv + hk]);
+#pragma unroll
+                for (int o = 16; o; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+                int x = xpre;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const int y = __shfl_up_sync(0xffffffffu, x, o);
+                    if (lane >= o) x = max(x, y);
+                }
+                sScr[pt] = x;
+                if (lane == 0) sScr[128 + warp] = mx;
+                named_sync(3, 128);
+                int E = max(max(sScr[128], sScr[129]), max(sScr[130], sScr[131]));
+                if (p.causal) {
+                    const int kl = min(pt, len - 1 - q0);
+                    int pre = sScr[kl];
+                    for (int ww = 0; ww < (kl >> 5); ww++) pre = max(pre, sScr[ww * 32 + 31]);
+                    E = max(E, pre);
+                }
+                sE[qb * 128 + pt] = E;
+                sQe[qb * 128 + pt] = eq;
+                named_sync(3, 128); /* the scratch is free for the next item */
+            }
+            if (pt == 0) {
+                sRec[qb] = make_int4(ds, len, q0, h);
+                sRec[QB + qb] = make_int4(wcur, 0, 0, 0);
+            }
+            mbar_arrive(smem_u32(&sQFull[qb]));
+
             if (vt_tma) {
-                for (int it = 0; it < nvis; it++) issue(it); /* arrivals: cp.async (K), plain (cols), TMA (V) */
+                for (int it = 1; it < nvis; it++) issue(it); /* arrivals: cp.async (K), plain (cols), TMA (V); tile 0: above */
             } else if (NSTG == 2) {
                 for (int it = 0; it <= nvis; it++) {
                     if (it < nvis) issue(it);
@@ -830,6 +876,8 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
         }
         g += nvis;
         mbar_arrive(smem_u32(&sQEmpty[qb])); /* Q tile, row constants and record of this item read */
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) direct &= (qi[hh] >= len) | item_direct_ok<KIND>(m_run[hh], Erow[hh]);
         if (!SPLIT && !__all_sync(0xffffffffu, direct) && lane == 0) {
             /* a frame left the direct form's range: the SPLIT launch recomputes the item (its
              * outputs here are overwritten); the bit keeps it listed once */
