@@ -165,7 +165,9 @@ template <int KIND, int S> struct Smem {
     static constexpr int kQe = kE + kQBufs * 128 * 4; /* int [kQBufs][128] row Q exponent */
     static constexpr int kRec = kQe + kQBufs * 128 * 4; /* int4 [kQBufs] item record, then int4 [kQBufs] (item index, 0, 0, 0) */
     static constexpr int kScr = kRec + 32 * kQBufs;   /* int [128] prefix, [4] warp maxima, [2] next item (producer) */
-    static constexpr int kBytes = kScr + 136 * 4 + 1024; /* + alignment slack */
+    static constexpr int kO = (kScr + 136 * 4 + 127) / 128 * 128; /* FP8: bf16 [2][64][128] O staging (epilogue) */
+    static constexpr int kOBytes = FP8 ? 2 * 64 * kD * 2 : 0;     /* BF16: no room; direct stores */
+    static constexpr int kBytes = kO + kOBytes + 1024; /* + alignment slack */
 };
 
 /* ------------------------------------------------------------ softmax of one tile
@@ -887,27 +889,57 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
         }
 
         /* ---- epilogue: O = O_acc (1 / l), lse, row frame (the debug run writes none of them) */
+        float il[2];
 #pragma unroll
         for (int hh = 0; hh < 2; hh++) {
             float l = l_run[hh];
             l += __shfl_xor_sync(0xffffffffu, l, 1);
             l += __shfl_xor_sync(0xffffffffu, l, 2);
-            if (DBG || qi[hh] >= len) continue;
-            const size_t row = (size_t)(ds + qi[hh]) * p.Hq + h;
-            uint32_t *orow = (uint32_t *)(p.o + row * kD);
             /* one IEEE reciprocal per row, not 32 divisions per thread (each a MUFU.RCP, a
              * Newton step and a slow-path call in SASS); O differs from O_acc / l by at most
-             * an FP32 ulp before the BF16 rounding */
-            const float il = 1.0f / l;
+             * an FP32 ulp before the BF16 rounding. Rows past the document end: never stored. */
+            il[hh] = 1.0f / l;
+            if (DBG || qi[hh] >= len) continue;
+            const size_t row = (size_t)(ds + qi[hh]) * p.Hq + h;
+            if (!FP8) {
+                uint32_t *orow = (uint32_t *)(p.o + row * kD);
 #pragma unroll
-            for (int j = 0; j < 16; j++)
-                orow[4 * j + tq] = bf16x2(oacc[4 * j + 2 * hh] * il, oacc[4 * j + 2 * hh + 1] * il);
+                for (int j = 0; j < 16; j++)
+                    orow[4 * j + tq] = bf16x2(oacc[4 * j + 2 * hh] * il[hh], oacc[4 * j + 2 * hh + 1] * il[hh]);
+            }
             if (tq == 0) {
                 /* in FP32 (the frame is an integer, exact): an FP64 log2 here held 2.4 % of the
                  * kernel's stall samples; the result differs from the FP64 one by ~2 FP32 ulp */
                 const float base = m_run[hh] + (FP8 ? (float)(Erow[hh] - 8) : 0.f);
                 p.lse[row] = 0.69314718055994530942f * (base + log2f(l));
                 p.row_frame[row] = m_run[hh];
+            }
+        }
+        if (FP8 && !DBG) {
+            /* O through shared memory: the accumulator layout's 4-byte pieces (16 B of a row per
+             * quad) made 32 scattered stores per thread whose register reuse waited on the
+             * store queue (17 % of the consumers' stall samples at 16x1024, measured); stmatrix
+             * into a 16-byte-chunk swizzled tile, then whole 256-byte rows, 16 B per thread */
+            uint8_t *sO = smem + SM::kO + cw * (64 * kD * 2);
+            named_sync(4 + cw, 128); /* this warpgroup's reads of the previous item's tile are done */
+            const int mk = lane >> 3, mrow = (warp & 3) * 16 + (mk & 1) * 8 + (lane & 7);
+#pragma unroll
+            for (int j = 0; j < 16; j += 2) { /* matrices (chunk j, rows g), (j, g + 8), (j + 1, g), (j + 1, g + 8) */
+                const int chunk = j + (mk >> 1);
+                stmatrix_x4(smem_u32(sO + mrow * 256 + ((chunk ^ (mrow & 7)) << 4)),
+                            bf16x2(oacc[4 * j] * il[0], oacc[4 * j + 1] * il[0]),
+                            bf16x2(oacc[4 * j + 2] * il[1], oacc[4 * j + 3] * il[1]),
+                            bf16x2(oacc[4 * j + 4] * il[0], oacc[4 * j + 5] * il[0]),
+                            bf16x2(oacc[4 * j + 6] * il[1], oacc[4 * j + 7] * il[1]));
+            }
+            named_sync(4 + cw, 128);
+            const int t = threadIdx.x & 127;
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const int id = t + 128 * i, r = id >> 4, c = id & 15, q = q0 + cw * 64 + r;
+                if (q < len)
+                    *(uint4 *)(p.o + ((size_t)(ds + q) * p.Hq + h) * kD + c * 8) =
+                        *(const uint4 *)(sO + r * 256 + ((c ^ (r & 7)) << 4));
             }
         }
     }

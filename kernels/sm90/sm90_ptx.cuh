@@ -63,6 +63,13 @@ template <int N> __device__ __forceinline__ void reg_fence(uint32_t (&r)[N]) {
 #pragma unroll
     for (int i = 0; i < N; i++) asm volatile("" : "+r"(r[i])::"memory");
 }
+/* four 8x8 b16 matrices from the mma accumulator layout (lane 4r + c: row r, columns 2c, 2c+1
+ * of each); lanes 8k..8k+7 give the row addresses of matrix k */
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
 __device__ __forceinline__ void bar_named(int id, int count) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
