@@ -288,10 +288,9 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                 sc[hh][b] = sM * fmaxf(blk_vg[b], vE);
                 rvg[hh][b] = fminf(blk_rv[b], rE);
             }
-            continue;
         }
 #pragma unroll
-        for (int b = 0; b < 4; b++) {
+        for (int b = 0; b < 4 * !FAST; b++) {
             if (KIND == KIND_BLOCK) {
                 /* clamp eV_b >= E_i - 30: such a block's P codes are 0 either way (< 2^-22),
                  * and l gets the exact value back through rvg */
