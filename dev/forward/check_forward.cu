@@ -92,6 +92,12 @@ int main(int argc, char **argv) {
             L = std::min(L, T - cu.back());
             cu.push_back(cu.back() + L);
         }
+    } else if (!strncmp(layout, "lens:", 5)) { /* explicit lengths, e.g. the catalogue's logu-64k */
+        for (const char *c = layout + 5; *c;) {
+            cu.push_back(cu.back() + atoi(c));
+            while (*c && *c != ',') c++;
+            if (*c) c++;
+        }
     } else {
         int N = 0, L = 0;
         sscanf(layout, "%dx%d", &N, &L);
@@ -420,6 +426,8 @@ int main(int argc, char **argv) {
            kind_s, layout, T, ndocs, Hq, Hkv, causal, rows_checked, rel_l2, max_rel, max_lse, rel_f64, unwritten,
            strcmp(check, "none") ? (ok ? "PASS" : "FAIL") : (unwritten ? "FAIL" : "written"));
     if (reps > 0) printf(" | %.3f ms %.1f TFLOP/s", ms, flops / ms / 1e9);
-    printf("\n");
+    int nsplit = 0; /* the work items the last call listed for its SPLIT launch */
+    CK(cudaMemcpy(&nsplit, d_ws + L.fwd_work + 4, 4, cudaMemcpyDeviceToHost));
+    printf(" split=%d\n", nsplit);
     return ok ? 0 : 1;
 }
