@@ -44,7 +44,9 @@
  * (v_codes / v_bf16) by cp.async into a staging buffer and a byte/half transpose in shared
  * memory. Consumers: S(n+1) = Q K(n+1)^T is issued together with O += P(n) V(n), and the
  * softmax of S(n+1) runs while P V is on the tensor cores; optional ping-pong (named
- * barriers) orders the two consumers' wgmma issue. Measured numbers: docs/perf-notes.md.
+ * barriers) orders the two consumers' wgmma issue. Epilogue (FP8 kinds): O via stmatrix into
+ * a swizzled shared-memory tile per warpgroup, then 16-byte row stores. Measured numbers:
+ * docs/perf-notes.md.
  */
 #include <cuda.h>
 #include <cuda_bf16.h>
