@@ -1,22 +1,26 @@
 #!/bin/bash
-# The logu-64k bisect prepared in the ninth session, as one device command (~1.5 min).
+# The logu-64k bisect and a candidate fix, prepared in the ninth session, as one device
+# command (~3.5 min).
 # 55f3460 (FAST frames + the producer's item start) made logu-64k +3.2 % (8.65 -> 8.93 ms,
 # harness, 3 rounds) while every other workload got 4-11 % faster; which half?
 # Build here first (from the repo root), then carry dev/forward/bin:
 #   git show bfe747f:kernels/sm90/forward.cu > dev/forward/bin/obj/fwd_head.cu
 #   git show dd62ac5:kernels/sm90/forward.cu > dev/forward/bin/obj/fwd_final.cu
 #   sh dev/forward/build.sh dev/forward/bin/obj/fwd_head.cu dev/forward/bin/obj/fwd_final.cu \
-#     dev/forward/v19_fast_only.patch dev/forward/v20_no_fast.patch
+#     dev/forward/v19_fast_only.patch dev/forward/v20_no_fast.patch dev/forward/v21_adaptive_first_tile.patch
 export OMP_NUM_THREADS=16
 B=dev/forward/bin
+echo "== v21 against dd62ac5: reference checks, bytes, timing"
+bash dev/forward/compare.sh check_fwd_final check_v21_adaptive_first_tile
+echo "== logu-64k (catalogue lengths) and two equal-length workloads"
 LOGU64K=lens:644,266,4260,1092,55,3420,612,333,161,197,46,18293,66,125,976,20103,124,1142,886,58,140,1162,9359,2016 # data/workloads/catalogue.tsv
 for rep in 1 2; do
-  for b in check_fwd_head check_v19_fast_only check_v20_no_fast check_fwd_final; do
+  for b in check_fwd_head check_v19_fast_only check_v20_no_fast check_fwd_final check_v21_adaptive_first_tile; do
     timeout 60 $B/$b mxfp8 $LOGU64K 16 16 1 none 30 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/logu-64k $b /"
   done
 done
 for w in "16x1024 16 16 1" "16x4096 16 16 1"; do
-  for b in check_fwd_head check_v19_fast_only check_v20_no_fast check_fwd_final; do
+  for b in check_fwd_head check_v19_fast_only check_v20_no_fast check_fwd_final check_v21_adaptive_first_tile; do
     timeout 60 $B/$b mxfp8 $w none 30 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/${w%% *} $b /"
   done
 done
