@@ -73,12 +73,23 @@ struct flamia_sm90_layout {
 
 static inline size_t flamia_sm90_align(size_t x) { return (x + 255) & ~(size_t)255; }
 
+/* Slots of 128-token tiles of a packed batch: one per whole 128 tokens plus one per
+ * document (its partial last tile); sm90_tiles.cuh maps a slot to its document and tile.
+ * The forward's work items are heads_q of these, the backward's grid one per kv head. */
+#define FLAMIA_SM90_TILE_TOKENS 128
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline int flamia_sm90_tile_slots(int total_tokens, int num_docs) {
+    return total_tokens / FLAMIA_SM90_TILE_TOKENS + num_docs;
+}
+
 static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flamia_sm90_problem *p) {
     struct flamia_sm90_layout L;
     size_t T = (size_t)p->total_tokens, Hq = (size_t)p->heads_q, Hk = (size_t)p->heads_kv,
            D = (size_t)p->head_dim;
     L.t_pad = (int)((T + 15) / 16 * 16);
-    const size_t items = Hq * (T / 128 + (size_t)p->num_docs); /* the forward's work items (sm90_tiles.cuh) */
+    const size_t items = Hq * (size_t)flamia_sm90_tile_slots(p->total_tokens, p->num_docs); /* the forward's work items */
     size_t off = 0;
 #define FLAMIA_REGION(field, bytes) L.field = off; off = flamia_sm90_align(off + (bytes));
     FLAMIA_REGION(err_flag, 4)

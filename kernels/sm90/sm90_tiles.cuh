@@ -15,12 +15,14 @@
 
 #include <stdint.h>
 
+#include "sm90_launch.h"
+
 namespace flamia_sm90 {
 
-constexpr int kTileTokens = 128;
+constexpr int kTileTokens = FLAMIA_SM90_TILE_TOKENS;
 
-/* CTAs a tile grid needs along the document axis */
-__host__ __device__ inline int tile_slots(int total_tokens, int num_docs) { return total_tokens / kTileTokens + num_docs; }
+/* CTAs a tile grid needs along the document axis (the count the workspace layout sizes by) */
+__host__ __device__ inline int tile_slots(int total_tokens, int num_docs) { return flamia_sm90_tile_slots(total_tokens, num_docs); }
 
 struct DocTile {
     int doc;    /* -1: an idle slot */
