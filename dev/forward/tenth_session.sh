@@ -1,17 +1,18 @@
 #!/bin/bash
-# The logu-64k bisect and a candidate fix, prepared in the ninth session, as one device
-# command (~3.5 min).
+# The logu-64k bisect, a candidate fix and the masked tile's cheaper mask, prepared in the
+# ninth session, as one device command (~4.5 min).
 # 55f3460 (FAST frames + the producer's item start) made logu-64k +3.2 % (8.65 -> 8.93 ms,
 # harness, 3 rounds) while every other workload got 4-11 % faster; which half?
 # Build here first (from the repo root), then carry dev/forward/bin:
 #   git show bfe747f:kernels/sm90/forward.cu > dev/forward/bin/obj/fwd_head.cu
 #   git show dd62ac5:kernels/sm90/forward.cu > dev/forward/bin/obj/fwd_final.cu
 #   sh dev/forward/build.sh dev/forward/bin/obj/fwd_head.cu dev/forward/bin/obj/fwd_final.cu \
-#     dev/forward/v19_fast_only.patch dev/forward/v20_no_fast.patch dev/forward/v21_adaptive_first_tile.patch
+#     dev/forward/v19_fast_only.patch dev/forward/v20_no_fast.patch dev/forward/v21_adaptive_first_tile.patch \
+#     dev/forward/v22_mask_limit.patch
 export OMP_NUM_THREADS=16
 B=dev/forward/bin
-echo "== v21 against dd62ac5: reference checks, bytes, timing"
-bash dev/forward/compare.sh check_fwd_final check_v21_adaptive_first_tile
+echo "== v21, v22 against dd62ac5: reference checks, bytes (both must write the base's), timing"
+bash dev/forward/compare.sh check_fwd_final check_v21_adaptive_first_tile check_v22_mask_limit
 echo "== logu-64k (catalogue lengths) and two equal-length workloads"
 LOGU64K=lens:644,266,4260,1092,55,3420,612,333,161,197,46,18293,66,125,976,20103,124,1142,886,58,140,1162,9359,2016 # data/workloads/catalogue.tsv
 for rep in 1 2; do
