@@ -1,6 +1,7 @@
 #!/bin/bash
-# The logu-64k bisect, a candidate fix and the masked tile's cheaper mask, prepared in the
-# ninth session, as one device command (~4.5 min).
+# The logu-64k bisect, a candidate fix and the masked tile's cheaper mask (forward), and the
+# staged dK / dV epilogue (backward), prepared in the ninth session, as one device command
+# (~7 min).
 # 55f3460 (FAST frames + the producer's item start) made logu-64k +3.2 % (8.65 -> 8.93 ms,
 # harness, 3 rounds) while every other workload got 4-11 % faster; which half?
 # Build here first (from the repo root), then carry dev/forward/bin:
@@ -9,6 +10,8 @@
 #   sh dev/forward/build.sh dev/forward/bin/obj/fwd_head.cu dev/forward/bin/obj/fwd_final.cu \
 #     dev/forward/v19_fast_only.patch dev/forward/v20_no_fast.patch dev/forward/v21_adaptive_first_tile.patch \
 #     dev/forward/v22_mask_limit.patch
+#   sh dev/backward/build.sh dev/backward/v15_staged_epilogue.patch
+# and carry dev/forward/bin and dev/backward/bin.
 export OMP_NUM_THREADS=16
 B=dev/forward/bin
 echo "== v21, v22 against dd62ac5: reference checks, bytes (both must write the base's), timing"
@@ -25,3 +28,6 @@ for w in "16x1024 16 16 1" "16x4096 16 16 1"; do
     timeout 60 $B/$b mxfp8 $w none 30 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/${w%% *} $b /"
   done
 done
+echo "== backward: v15_staged_epilogue vs the committed kernel (dK / dV bytes must match)"
+KINDS="mxfp8 exact" TKINDS=mxfp8 LAYOUTS="rand3000:1 4 2 1|3x1024 4 4 0" \
+  WORKLOADS="16x4096 16 16 1|16x1024 16 16 1" bash dev/backward/compare.sh check_backward check_v15_staged_epilogue
