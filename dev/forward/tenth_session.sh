@@ -11,7 +11,8 @@
 #     dev/forward/v19_fast_only.patch dev/forward/v20_no_fast.patch dev/forward/v21_adaptive_first_tile.patch \
 #     dev/forward/v22_mask_limit.patch
 #   sh dev/backward/build.sh dev/backward/v15_staged_epilogue.patch
-# and carry dev/forward/bin and dev/backward/bin.
+# and carry dev/forward/bin and dev/backward/bin. Near the 10-minute limit of one command, the
+# backward part (the last compare.sh) can go in a second command.
 export OMP_NUM_THREADS=16
 B=dev/forward/bin
 echo "== v21, v22 against dd62ac5: reference checks, bytes (both must write the base's), timing"
