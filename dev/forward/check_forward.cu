@@ -427,7 +427,8 @@ int main(int argc, char **argv) {
            strcmp(check, "none") ? (ok ? "PASS" : "FAIL") : (unwritten ? "FAIL" : "written"));
     if (reps > 0) printf(" | %.3f ms %.1f TFLOP/s", ms, flops / ms / 1e9);
     int nsplit = 0; /* the work items the last call listed for its SPLIT launch */
-    CK(cudaMemcpy(&nsplit, d_ws + L.fwd_work + 4, 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&nsplit, d_ws + L.fwd_work + FLAMIA_SM90_FWD_SPLIT_COUNT * sizeof(int), sizeof nsplit,
+                  cudaMemcpyDeviceToHost));
     printf(" split=%d\n", nsplit);
     return ok ? 0 : 1;
 }

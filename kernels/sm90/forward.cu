@@ -83,9 +83,9 @@ struct Params {
     float c; /* softmax_scale * log2(e), FP32 */
     int use_tma; /* V^T by TMA for 16-byte aligned documents */
     int num_docs; /* work items: Hq x the batch's tile slots (sm90_tiles.cuh) */
-    /* workspace fwd_work (header zeroed before the launch; sm90_launch.h): [0] the next work
-     * item, [1] the split items' count, [2] the next split item; then a bit per item (set: in
-     * the list) and the list of items the split kernel recomputes */
+    /* workspace fwd_work (header and bits zeroed before the launch; its words: sm90_launch.h):
+     * the counters, a bit per item (set: in the list) and the list of items the split kernel
+     * recomputes */
     int *work;
 };
 /* Work items whose rows leave the direct exponential's range (sm90_exp2.cuh) are recomputed
@@ -93,8 +93,8 @@ struct Params {
  * the two in one kernel cost 12-14 % of the forward's time without ever being taken
  * (measured, docs/perf-notes.md), a flag and a list cost nothing. */
 __host__ __device__ inline int fwd_items(int Hq, int T, int num_docs) { return Hq * flamia_sm90::tile_slots(T, num_docs); }
-__host__ __device__ inline int *fwd_split_bits(int *work) { return work + 4; }
-__host__ __device__ inline int *fwd_split_list(int *work, int items) { return work + 4 + (items + 31) / 32; }
+__host__ __device__ inline int *fwd_split_bits(int *work) { return work + FLAMIA_SM90_FWD_HEADER; }
+__host__ __device__ inline int *fwd_split_list(int *work, int items) { return fwd_split_bits(work) + (items + 31) / 32; }
 
 using namespace flamia_sm90; /* PTX helpers: sm90_ptx.cuh */
 
@@ -469,9 +469,9 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
         /* the next item index: the main kernel walks the list of all items, the SPLIT kernel
          * the items the main kernel listed (nslots: none left) */
         auto fetch = [&]() {
-            if (!SPLIT) return atomicAdd(p.work, 1);
-            const int i = atomicAdd(p.work + 2, 1);
-            return i < p.work[1] ? fwd_split_list(p.work, nslots)[i] : nslots;
+            if (!SPLIT) return atomicAdd(p.work + FLAMIA_SM90_FWD_NEXT, 1);
+            const int i = atomicAdd(p.work + FLAMIA_SM90_FWD_SPLIT_NEXT, 1);
+            return i < p.work[FLAMIA_SM90_FWD_SPLIT_COUNT] ? fwd_split_list(p.work, nslots)[i] : nslots;
         };
         /* items are taken from a global counter in list order (as the hardware launched the
          * CTAs of a one-CTA-per-item grid): the items in flight stay neighbours, so they share
@@ -886,7 +886,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
              * outputs here are overwritten); the bit keeps it listed once */
             const int items = fwd_items(p.Hq, p.T, p.num_docs), bit = 1 << (item & 31);
             if (!(atomicOr(fwd_split_bits(p.work) + (item >> 5), bit) & bit))
-                fwd_split_list(p.work, items)[atomicAdd(p.work + 1, 1)] = item;
+                fwd_split_list(p.work, items)[atomicAdd(p.work + FLAMIA_SM90_FWD_SPLIT_COUNT, 1)] = item;
         }
 
         /* ---- epilogue: O = O_acc (1 / l), lse, row frame (the debug run writes none of them) */

@@ -84,6 +84,15 @@ static inline int flamia_sm90_tile_slots(int total_tokens, int num_docs) {
     return total_tokens / FLAMIA_SM90_TILE_TOKENS + num_docs;
 }
 
+/* fwd_work's words: a header (the next work item, the split list's count, its next entry,
+ * one unused word), then a bit per work item, then the split list (forward.cu) */
+enum {
+    FLAMIA_SM90_FWD_NEXT = 0,
+    FLAMIA_SM90_FWD_SPLIT_COUNT = 1,
+    FLAMIA_SM90_FWD_SPLIT_NEXT = 2,
+    FLAMIA_SM90_FWD_HEADER = 4
+};
+
 static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flamia_sm90_problem *p) {
     struct flamia_sm90_layout L;
     size_t T = (size_t)p->total_tokens, Hq = (size_t)p->heads_q, Hk = (size_t)p->heads_kv,
@@ -114,7 +123,7 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(dq_accum, T * Hq * D * 4)
     FLAMIA_REGION(dq_turn, T * Hq * 4)
     FLAMIA_REGION(bwd_rows, Hq * 8 * T * 4)
-    FLAMIA_REGION(fwd_work, (4 + (items + 31) / 32 + items) * 4)
+    FLAMIA_REGION(fwd_work, (FLAMIA_SM90_FWD_HEADER + (items + 31) / 32 + items) * 4)
 #undef FLAMIA_REGION
     L.total = off;
     return L;

@@ -115,6 +115,20 @@ static int failures;
         }                                                        \
     } while (0)
 
+/* The work items the last forward call on workspace ws listed for its split launch
+ * (fwd_work's count, sm90_launch.h), and the expectation on it: split 1 some, 0 none,
+ * -1 not checked. */
+static inline int gpu_fwd_split_items(const void *ws, const struct flamia_sm90_layout *L) {
+    int n = -1;
+    CK(cudaMemcpy(&n, (const uint8_t *)ws + L->fwd_work + FLAMIA_SM90_FWD_SPLIT_COUNT * sizeof(int), sizeof n,
+                  cudaMemcpyDeviceToHost));
+    return n;
+}
+static inline void gpu_expect_split(const char *label, const char *preset, int split, int listed) {
+    EXPECT(split < 0 || (split ? listed > 0 : listed == 0), "%s %s: %d work items took the split exponential (expected %s)",
+           label, preset, listed, split ? "some" : "none");
+}
+
 /* ---- bounds for the FP8 recipes on Hopper (docs/numerics.md 8.2)
  * Hopper's FP8 wgmma sums its products with an accumulator narrower than FP32: the
  * score of one k=128 product is off by up to 2.5e-4..4.1e-4 x max|s| (probe

@@ -129,8 +129,7 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
     CK(cudaMemcpy(qe, ws + L.q_exp, (size_t)T * Hq, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(ke, ws + L.k_exp, (size_t)T * Hkv, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(rowf, ws + L.row_frame, (size_t)T * Hq * 4, cudaMemcpyDeviceToHost));
-    int work[2]; /* the debug forward's counters: [1] = work items recomputed by its split launch */
-    CK(cudaMemcpy(work, ws + L.fwd_work, sizeof work, cudaMemcpyDeviceToHost));
+    const int split_items = gpu_fwd_split_items(ws, &L); /* by the debug forward */
 
     counts_t c;
     memset(&c, 0, sizeof c);
@@ -221,11 +220,10 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
            "mismatches %.0f: subnormal class %.0f, evaluation %.0f (%.1e), unexplained %.0f | coverage %ld, codes %ld, "
            "frames %ld | split items %d | bwd vs exact-sum codes: equal %.5f, one step %.5f, more %.0f\n",
            label, preset, causal, T, ndocs, Hq, Hkv, c.pairs, c.shifted, c.frame_grew, mism, c.subnormal, c.eval,
-           c.eval / (c.pairs + 1e-300), c.unexplained, c.cover_bad, c.code_bad, c.frame_bad, work[1],
+           c.eval / (c.pairs + 1e-300), c.unexplained, c.cover_bad, c.code_bad, c.frame_bad, split_items,
            c.x_equal / (c.x_pairs + 1e-300), c.x_step / (c.x_pairs + 1e-300), c.x_pairs - c.x_equal - c.x_step);
     EXPECT(c.pairs > 0, "%s %s: no pairs compared", label, preset);
-    EXPECT(split ? work[1] > 0 : work[1] == 0, "%s %s: %d work items took the split exponential (expected %s)", label,
-           preset, work[1], split ? "some" : "none");
+    gpu_expect_split(label, preset, split, split_items);
     EXPECT(c.cover_bad == 0, "%s %s: %ld codes missing or written outside the evaluated pairs", label, preset,
            c.cover_bad);
     EXPECT(c.code_bad == 0, "%s %s: %ld codes negative or NaN", label, preset, c.code_bad);
