@@ -207,12 +207,8 @@ int main(int argc, char **argv) {
     quant(k, Hkv, L.k_codes, L.k_exp, L.k_bf16, kd);
     quant(v, Hkv, L.v_codes, L.v_exp, L.v_bf16, vd);
     if (kind != FLAMIA_SM90_BF16) {
-        const uint8_t *vc = ws.data() + L.v_codes;
-        uint8_t *vt = ws.data() + L.vt_codes;
-#pragma omp parallel for collapse(2)
-        for (int h = 0; h < Hkv; h++)
-            for (int e = 0; e < D; e++)
-                for (int t = 0; t < T; t++) vt[((size_t)h * D + e) * L.t_pad + t] = vc[((size_t)t * Hkv + h) * D + e];
+        flamia_sm90_vt_host(ws.data() + L.v_codes, cu.data(), (int)cu.size() - 1, Hkv, D, L.t_vpad,
+                            ws.data() + L.vt_codes);
     }
 
     /* spec-direct row reference (attention_ref.c's forward, on chosen rows) */

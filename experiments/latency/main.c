@@ -655,11 +655,11 @@ int main(int argc, char **argv) {
                            note[0] ? note : flamia_last_error());
             }
 
-            /* quantize bytes: minimum traffic */
+            /* quantize bytes: minimum traffic (V^T counted as its T codes per row, not the
+             * alignment gaps between documents) */
             double bytes = 2.0 * (double)(nq + 2 * nk); /* BF16 reads */
-            int t_pad = (T + 15) / 16 * 16;
             if (!strcmp(rl[ri], "bf16")) bytes += 2.0 * (double)(nq + 2 * nk);
-            else bytes += (double)(nq + 2 * nk) + (double)Hkv * D * t_pad + (double)T * (Hq + 2 * Hkv) + 4;
+            else bytes += (double)(nq + 2 * nk) + (double)Hkv * D * T + (double)T * (Hq + 2 * Hkv) + 4;
             double gbps = bytes / (ms[0] * 1e-3) / 1e9;
             if (passes & P_QUANT) {
                 xp_row_begin(tq);

@@ -39,8 +39,8 @@
  * Warp specialization: warpgroup 0 is the producer (setmaxnreg 40), warpgroups 1 and 2
  * consume 64 query rows each (setmaxnreg 232). Stages (3 FP8, 2 BF16) hand over through
  * full/empty mbarriers. Producer: K by cp.async (FP8: rows permuted as above); V^T by TMA
- * from vt_codes when the document starts 16-byte aligned on the token axis (TMA at an
- * unaligned tile start faults: illegal instruction, measured), otherwise V rows
+ * from vt_codes, where every document starts on a 16-token boundary (flamia_sm90_vt_shift:
+ * a TMA box at an unaligned token coordinate faults); BF16 (and FP8 without TMA): V rows
  * (v_codes / v_bf16) by cp.async into a staging buffer and a byte/half transpose in shared
  * memory. Consumers: S(n+1) = Q K(n+1)^T is issued together with O += P(n) V(n), and the
  * softmax of S(n+1) runs while P V is on the tensor cores; optional ping-pong (named
@@ -81,7 +81,7 @@ struct Params {
     const int32_t *cu;
     int T, Hq, Hkv, group, causal;
     float c; /* softmax_scale * log2(e), FP32 */
-    int use_tma; /* V^T by TMA for 16-byte aligned documents */
+    int use_tma; /* FP8: V^T by TMA from vt_codes (else the shared-memory transpose) */
     int num_docs; /* work items: Hq x the batch's tile slots (sm90_tiles.cuh) */
     /* workspace fwd_work (header and bits zeroed before the launch; its words: sm90_launch.h):
      * the counters, a bit per item (set: in the list) and the list of items the split kernel
@@ -217,6 +217,13 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
     for (int hh = 0; hh < 2; hh++)
 #pragma unroll
         for (int b = 0; b < 4; b++) mxb[hh][b] = -INFINITY;
+    /* the mask as one compare per element against a per-row limit: key = n kBN + kc +
+     * 4 tq (FP8: perm_key's t field; BF16: 2 tq) with kc a constant of (j, e) once unrolled,
+     * and key < len && (!causal || key <= qi) <=> key < (causal ? min(len, qi + 1) : len) */
+    int rlim[2];
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++)
+        rlim[hh] = (causal ? min(len, qi[hh] + 1) : len) - n * kBN - (FP8 ? 4 : 2) * tq;
 #pragma unroll
     for (int j = 0; j < 16; j++) {
 #pragma unroll
@@ -224,15 +231,12 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
             const int c = 8 * j + 2 * tq + e;
             float kf = 1.f;
             if (KIND == KIND_TOKEN) kf = col[c].x;
-            const int key = n * kBN + (FP8 ? perm_key(c) : c);
+            const int kc = FP8 ? perm_key(8 * j + e) : 8 * j + e;
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
                 float u = sacc[4 * j + 2 * hh + e];
                 if (KIND == KIND_TOKEN) u *= kf;
-                if (MASK) {
-                    const bool ok = key < len && (!causal || key <= qi[hh]);
-                    u = ok ? u : -INFINITY;
-                }
+                if (MASK) u = kc < rlim[hh] ? u : -INFINITY;
                 sacc[4 * j + 2 * hh + e] = u;
                 mxb[hh][j >> 2] = fmaxf(mxb[hh][j >> 2], u);
             }
@@ -457,10 +461,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
 
     if (wg == 0) {
         /* ================= producer warpgroup: per item the Q tile and row constants, then K
-         * by cp.async (FP8: rows permuted); V^T by TMA from vt_codes when the document starts
-         * 16-byte aligned on the token axis (TMA faults on unaligned tile starts: measured,
-         * illegal instruction), else V rows by cp.async into a staging buffer and a
-         * byte/half transpose in shared memory into the K-major V^T tile P V needs. */
+         * by cp.async (FP8: rows permuted); V^T by TMA from vt_codes (documents on 16-token
+         * boundaries there), else (BF16, use_tma off) V rows by cp.async into a staging
+         * buffer and a byte/half transpose in shared memory into the K-major V^T tile P V
+         * needs. */
         setmaxnreg_dec<40>(); /* 128 x (168-40) registers freed = 256 x (232-168) needed: the pool must cover the consumers exactly */
         constexpr int NSTG = SM::kNStg;
         const int pt = tid;
@@ -519,7 +523,8 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
             const int hk = h / p.group, q0 = mt * kBM;
             const int ndiag = p.causal ? mt : (len - 1) / kBN;
             const int nvis = ndiag + 1; /* tiles visited: ndiag, ndiag-1, ..., 0 */
-            const bool vt_tma = FP8 && p.use_tma && (ds & 15) == 0;
+            const bool vt_tma = FP8 && p.use_tma;
+            const int vt_shift = flamia_sm90_vt_shift(ds, dt.doc); /* token -> V^T position */
 
             /* ---- the Q tile (cp.async; this thread's arrival when its copies landed) */
             uint8_t *sQ = smem + SM::kQ + qb * SM::kQBytes;
@@ -590,7 +595,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
                         mbar_arrive(full); /* column factors written */
                         if (pt == 0) {
                             mbar_expect_tx(full, kBN * kD);
-                            tma_load_3d(smem_u32(smem + SM::kV + s * SM::kTileBytes), &tmap_vt, kbase, 0, hk, full);
+                            tma_load_3d(smem_u32(smem + SM::kV + s * SM::kTileBytes), &tmap_vt, kbase + vt_shift, 0, hk, full);
                         }
                     }
                 } else {
@@ -1012,7 +1017,7 @@ static cudaError_t launch_dbg(const Params &prm, const CUtensorMap &map, const D
 
 } // namespace flamia_fwd
 
-/* 1: V^T by TMA for aligned documents (default); 0: always the shared-memory transpose */
+/* 1: V^T by TMA (default); 0: the shared-memory transpose for every tile */
 int flamia_fwd_use_tma = 1;
 /* 1: consumer ping-pong (default); 0: the two consumer warpgroups run freely */
 int flamia_fwd_pingpong = 1;
@@ -1050,8 +1055,8 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
     prm.use_tma = 0;
     if (P->kind != FLAMIA_SM90_BF16 && flamia_fwd_use_tma) {
         flamia_encode_tiled_fn enc = flamia_encode_tiled();
-        const cuuint64_t dims[3] = {(cuuint64_t)L.t_pad, (cuuint64_t)kD, (cuuint64_t)P->heads_kv};
-        const cuuint64_t strides[2] = {(cuuint64_t)L.t_pad, (cuuint64_t)L.t_pad * kD};
+        const cuuint64_t dims[3] = {(cuuint64_t)L.t_vpad, (cuuint64_t)kD, (cuuint64_t)P->heads_kv};
+        const cuuint64_t strides[2] = {(cuuint64_t)L.t_vpad, (cuuint64_t)L.t_vpad * kD};
         const cuuint32_t box[3] = {kBN, kD, 1};
         const cuuint32_t estr[3] = {1, 1, 1};
         if (enc && enc(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, ws + L.vt_codes, dims, strides, box, estr,

@@ -6,7 +6,8 @@
  * flamia_ref_hadamard); computes the recipe's group statistics and writes, per
  * docs/numerics.md section 2 and the workspace layout of sm90_launch.h:
  *   E4M3 kinds: codes [T][H][D], the token's group exponent [T][H] (int8),
- *               V's codes transposed [Hkv][D][t_pad] (pad tokens zeroed),
+ *               V's codes transposed [Hkv][D][t_vpad] (documents on 16-token boundaries,
+ *               flamia_sm90_vt_shift; the gaps zeroed),
  *               err_flag |= 1 on a non-finite input element;
  *   BF16 kind:  the BF16 operands (Q, K rotated and re-rounded to BF16 when
  *               the Hadamard option is on, else a copy).
@@ -74,7 +75,7 @@ struct QuantParams {
     int *err;
     const int32_t *cu;
     int heads[3];
-    int T, num_docs, t_pad, head_slots, heads_per_cta, hadamard;
+    int T, num_docs, t_vpad, head_slots, heads_per_cta, hadamard;
     float had_norm;
 };
 
@@ -120,6 +121,17 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
         b = s_range[1];
     }
     const int n = b - a; /* rows of this CTA (may be 0) */
+    /* V^T: token a + lane (+ 32)'s document shift and the zero gap after it (nonzero after
+     * a document's last token), the same for every head */
+    int vsh[2] = {0, 0}, vgap[2] = {0, 0};
+    if (FP8)
+        for (int i = 0; i < (MAXR > 32 ? 2 : 1); i++) {
+            const int t = a + (tid & 31) + 32 * i;
+            if (t < b) {
+                vsh[i] = flamia_sm90::vt_shift_of(p.cu, p.num_docs, T, t);
+                vgap[i] = flamia_sm90::vt_shift_of(p.cu, p.num_docs, T, t + 1) - vsh[i];
+            }
+        }
 
     const int slot0 = blockIdx.y * p.heads_per_cta;
     const int slot1 = min(slot0 + p.heads_per_cta, p.head_slots);
@@ -336,19 +348,19 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
             if (is_v) {
                 __syncthreads();
                 /* one warp per V^T row: lanes are consecutive tokens */
-                uint8_t *vt = p.vt + (size_t)h * D * p.t_pad + a;
+                uint8_t *vt = p.vt + (size_t)h * D * p.t_vpad + a;
                 const int lane = tid & 31;
                 for (int d = tid >> 5; d < D; d += kThreads / 32) {
-                    if (lane < n) vt[(size_t)d * p.t_pad + lane] = s_vt[d * VSTR + lane];
-                    if (MAXR > 32 && lane + 32 < n) vt[(size_t)d * p.t_pad + lane + 32] = s_vt[d * VSTR + lane + 32];
-                }
-                /* the last window also zeroes the pad tokens [T, t_pad) */
-                const int pad = p.t_pad - T;
-                if (blockIdx.x == gridDim.x - 1 && pad > 0)
-                    for (int k = tid; k < D * 16; k += kThreads) {
-                        const int d = k / 16, i = k % 16;
-                        if (i < pad) p.vt[((size_t)h * D + d) * p.t_pad + T + i] = 0;
+                    uint8_t *row = vt + (size_t)d * p.t_vpad;
+                    if (lane < n) {
+                        row[lane + vsh[0]] = s_vt[d * VSTR + lane];
+                        for (int g = 1; g <= vgap[0]; g++) row[lane + vsh[0] + g] = 0;
                     }
+                    if (MAXR > 32 && lane + 32 < n) {
+                        row[lane + 32 + vsh[1]] = s_vt[d * VSTR + lane + 32];
+                        for (int g = 1; g <= vgap[1]; g++) row[lane + 32 + vsh[1] + g] = 0;
+                    }
+                }
             }
             /* GRAN 1: the next V slot rewrites the tile. GRAN 32: its s_amax barrier orders that. */
             if (GRAN == 1 && is_v) __syncthreads();
@@ -379,6 +391,7 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
     constexpr int VSTR = 33;      /* transposition tile row stride (bytes) */
     __shared__ int s_tokbs[64];
     __shared__ int s_range[2];
+    __shared__ int s_vshift[64]; /* V^T shift of token w0 + i's document */
     __shared__ uint8_t s_vt[kThreads / 32][D * VSTR];
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -387,7 +400,7 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
     const int w0 = blockIdx.x * 32;
 
     /* ---- the token range [a, b): the blocks that start in this window (quantize_kernel 1.) */
-    flamia_sm90::window_blocks(p.cu, p.num_docs, T, w0, s_tokbs, s_range);
+    flamia_sm90::window_blocks(p.cu, p.num_docs, T, w0, s_tokbs, s_range, s_vshift);
     __syncthreads();
     const int a = s_range[0], b = s_range[1];
     /* block starts in [a, b) as a 64-bit mask over window offsets (every warp the same) */
@@ -492,24 +505,18 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
                 }
             }
         }
-        if (is_v) { /* V^T rows: lane = token of the block */
+        if (is_v) { /* V^T rows: lane = token of the block; after a document's last block, lanes
+                     * < gap zero the gap to the next document (bend <= w0 + 63: in s_vshift) */
             __syncwarp();
-            uint8_t *vt = p.vt + (size_t)h * D * p.t_pad + bstart;
-            if (lane < n)
-                for (int d = 0; d < D; d++) vt[(size_t)d * p.t_pad + lane] = vt_tile[d * VSTR + lane];
+            const int sh = s_vshift[bstart - w0], gap = s_vshift[bend - w0] - sh;
+            uint8_t *vt = p.vt + (size_t)h * D * p.t_vpad + bstart + sh;
+            for (int d = 0; d < D; d++) {
+                if (lane < n) vt[(size_t)d * p.t_vpad + lane] = vt_tile[d * VSTR + lane];
+                if (lane < gap) vt[(size_t)d * p.t_vpad + n + lane] = 0;
+            }
             __syncwarp(); /* the tile is rewritten by this warp's next V pair */
         }
     }
-    /* the last window also zeroes V^T's pad tokens [T, t_pad) for its V slots */
-    const int pad = p.t_pad - T;
-    if (blockIdx.x == gridDim.x - 1 && pad > 0)
-        for (int slot = max(slot0, p.heads[0] + p.heads[1]); slot < slot1; slot++) {
-            const int h = slot - p.heads[0] - p.heads[1];
-            for (int k = tid; k < D * 16; k += kThreads) {
-                const int d = k / 16, i = k % 16;
-                if (i < pad) p.vt[((size_t)h * D + d) * p.t_pad + T + i] = 0;
-            }
-        }
     const unsigned any = __ballot_sync(0xffffffffu, badmax >= 0x7f80u);
     if (any && lane == 0) atomicOr(p.err, 1);
 }
@@ -559,7 +566,7 @@ cudaError_t flamia_sm90_quantize(const struct flamia_sm90_problem *pb, const uin
     qp.heads[2] = pb->heads_kv;
     qp.T = pb->total_tokens;
     qp.num_docs = pb->num_docs;
-    qp.t_pad = L.t_pad;
+    qp.t_vpad = L.t_vpad;
     qp.head_slots = pb->heads_q + 2 * pb->heads_kv;
     qp.hadamard = pb->hadamard;
     qp.had_norm = 1.0f / sqrtf((float)pb->head_dim); /* as flamia_ref_hadamard */

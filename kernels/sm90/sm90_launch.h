@@ -33,7 +33,9 @@ struct flamia_sm90_problem {
  *   q_codes    uint8 [T][Hq][D]   E4M3 codes (K-major for Q K^T and for dS^T Q's transpose)
  *   k_codes    uint8 [T][Hkv][D]
  *   v_codes    uint8 [T][Hkv][D]  (dO V^T needs this layout)
- *   vt_codes   uint8 [Hkv][D][t_pad]  the same V codes transposed (P V needs keys contiguous)
+ *   vt_codes   uint8 [Hkv][D][t_vpad] the same V codes transposed (P V needs keys contiguous),
+ *                                     each document starting on a 16-token boundary
+ *                                     (flamia_sm90_vt_shift), the gaps between them zero
  *   q_exp, k_exp, v_exp  int8 [T][H]: each token's block exponent (its block's, repeated)
  *   q_bf16, k_bf16, v_bf16  uint16 [T][H][D]: BF16 path operands (after the Hadamard option)
  *   row_frame  float [T][Hq]: the forward's final integer frame m_i (docs/numerics.md 3.2)
@@ -62,13 +64,14 @@ struct flamia_sm90_problem {
  *                                     item), a bit per item and the list of items its second launch
  *                                     recomputes with the split exponential (header and bits zeroed
  *                                     per call; forward.cu)
- * t_pad = T rounded up to 16 (TMA needs 16-byte global strides). */
+ * t_pad = T rounded up to 16 (TMA needs 16-byte global strides); t_vpad = V^T's row length,
+ * t_pad + 16 num_docs. */
 struct flamia_sm90_layout {
     size_t err_flag, q_codes, k_codes, v_codes, vt_codes, q_exp, k_exp, v_exp;
     size_t q_bf16, k_bf16, v_bf16, row_frame;
     size_t qt_codes, kt_codes, do_codes, dot_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, bwd_rows;
     size_t fwd_work, total;
-    int t_pad;
+    int t_pad, t_vpad;
 };
 
 static inline size_t flamia_sm90_align(size_t x) { return (x + 255) & ~(size_t)255; }
@@ -82,6 +85,41 @@ __host__ __device__
 #endif
 static inline int flamia_sm90_tile_slots(int total_tokens, int num_docs) {
     return total_tokens / FLAMIA_SM90_TILE_TOKENS + num_docs;
+}
+
+/* V^T's document-aligned positions: token t of document d (d's first token cu[d]) sits at
+ * t + flamia_sm90_vt_shift(cu[d], d) = align16(cu[d]) + 16 d + (t - cu[d]), so every
+ * document starts on a 16-token boundary and the forward loads any document's V^T tiles
+ * by TMA (a box at a token coordinate off a 16-byte boundary faults: illegal instruction,
+ * measured; the shared-memory transpose this replaces cost 41 % of logu-64k's forward).
+ * Documents never overlap (d - 1 ends before align16(cu[d]) + 16 (d - 1) + 16); between
+ * them lie 1..31 zero bytes, so a tile running past its document reads finite codes. No
+ * scan: the shift needs only cu[d] and d. With d = num_docs and cu = T it gives the row's
+ * end, t_vpad - T. */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline int flamia_sm90_vt_shift(int doc_start, int doc) {
+    return ((doc_start + 15) & ~15) - doc_start + 16 * doc;
+}
+
+/* vt_codes from V's codes [T][Hkv][D] on the host, as the quantizer writes it: the tests'
+ * expectation and the dev harnesses' input (cu: host copy of cu_seqlens). */
+static inline void flamia_sm90_vt_host(const uint8_t *v_codes, const int32_t *cu, int num_docs, int heads_kv,
+                                       int head_dim, int t_vpad, uint8_t *vt) {
+    const int rows = heads_kv * head_dim;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (int row = 0; row < rows; row++) { /* row = h D + dim */
+        const int h = row / head_dim, dim = row % head_dim;
+        uint8_t *out = vt + (size_t)row * t_vpad;
+        for (int i = 0; i < t_vpad; i++) out[i] = 0;
+        for (int doc = 0; doc < num_docs; doc++) {
+            uint8_t *o = out + flamia_sm90_vt_shift(cu[doc], doc);
+            for (int t = cu[doc]; t < cu[doc + 1]; t++) o[t] = v_codes[((size_t)t * heads_kv + h) * head_dim + dim];
+        }
+    }
 }
 
 /* fwd_work's words: a header (the next work item, the split list's count, its next entry,
@@ -98,6 +136,7 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     size_t T = (size_t)p->total_tokens, Hq = (size_t)p->heads_q, Hk = (size_t)p->heads_kv,
            D = (size_t)p->head_dim;
     L.t_pad = (int)((T + 15) / 16 * 16);
+    L.t_vpad = p->total_tokens + flamia_sm90_vt_shift(p->total_tokens, p->num_docs);
     const size_t items = Hq * (size_t)flamia_sm90_tile_slots(p->total_tokens, p->num_docs); /* the forward's work items */
     size_t off = 0;
 #define FLAMIA_REGION(field, bytes) L.field = off; off = flamia_sm90_align(off + (bytes));
@@ -105,7 +144,7 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(q_codes, T * Hq * D)
     FLAMIA_REGION(k_codes, T * Hk * D)
     FLAMIA_REGION(v_codes, T * Hk * D)
-    FLAMIA_REGION(vt_codes, Hk * D * (size_t)L.t_pad)
+    FLAMIA_REGION(vt_codes, Hk * D * (size_t)L.t_vpad)
     FLAMIA_REGION(q_exp, T * Hq)
     FLAMIA_REGION(k_exp, T * Hk)
     FLAMIA_REGION(v_exp, T * Hk)

@@ -196,6 +196,8 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     free(o_ref); free(lse_ref); free(o64); free(lse64); free(o_gpu); free(lse_gpu);
 }
 
+extern int flamia_fwd_use_tma; /* forward.cu: 1 V^T by TMA (default), 0 the transpose fallback */
+
 int main(void) {
     gpu_skip_if_unavailable("test_gpu_forward");
     rng_t r = {gpu_seed("test_gpu_forward")};
@@ -234,6 +236,14 @@ int main(void) {
     cu_from_lens(lens, n, cu);
     run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, 128, 1.0, 1.0, 0, &r);
     run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, 128, 1.0, 1.0, 0, &r);
+    /* the FP8 kinds' fallback when the driver has no TMA encoder: V rows transposed in
+     * shared memory instead of V^T by TMA; the same function */
+    flamia_fwd_use_tma = 0;
+    n = random_lens(&r, 900, lens, CAP);
+    cu_from_lens(lens, n, cu);
+    run_case("random packed, no TMA", "mxfp8", 0, 1, cu, n, 4, 2, 128, 1.0, 1.0, 0, &r);
+    run_case("random packed, no TMA", "mxfp8-exact", 0, 1, cu, n, 4, 2, 128, 1.0, 1.0, 0, &r);
+    flamia_fwd_use_tma = 1;
     if (failures) {
         fprintf(stderr, "test_gpu_forward: %d failures\n", failures);
         return 1;

@@ -170,17 +170,15 @@ static void run_case(const char *label, const char *preset, int hadamard, const 
             free(we);
             free(ge);
         }
-        /* V transposed [Hkv][D][t_pad], pad tokens zero */
-        size_t nvt = (size_t)Hkv * D * L.t_pad;
+        /* V transposed [Hkv][D][t_vpad]: document d's tokens from align16(cu[d]) + 16 d on, the
+         * gaps between documents and after the last zero */
+        size_t nvt = (size_t)Hkv * D * L.t_vpad;
         uint8_t *wvt = xmalloc(nvt), *gvt = fetch(ws + L.vt_codes, nvt);
-        for (int h = 0; h < Hkv; h++)
-            for (int d = 0; d < D; d++)
-                for (int t = 0; t < L.t_pad; t++)
-                    wvt[((size_t)h * D + d) * L.t_pad + t] = t < T ? vcodes[((size_t)t * Hkv + h) * D + d] : 0;
+        flamia_sm90_vt_host(vcodes, cu, ndocs, Hkv, D, L.t_vpad, wvt);
         size_t c = count_diff_u8(wvt, gvt, nvt, &first);
-        EXPECT(c == 0, "%s: V transposed differs in %zu of %zu (first: head %zu dim %zu token %zu: want %02x got %02x)",
-               label, c, nvt, c ? first / ((size_t)D * L.t_pad) : 0, c ? first / L.t_pad % D : 0,
-               c ? first % L.t_pad : 0, c ? wvt[first] : 0, c ? gvt[first] : 0);
+        EXPECT(c == 0, "%s: V transposed differs in %zu of %zu (first: head %zu dim %zu position %zu: want %02x got %02x)",
+               label, c, nvt, c ? first / ((size_t)D * L.t_vpad) : 0, c ? first / L.t_vpad % D : 0,
+               c ? first % L.t_vpad : 0, c ? wvt[first] : 0, c ? gvt[first] : 0);
         free(wvt);
         free(gvt);
         free(vcodes);
