@@ -118,6 +118,12 @@ int main(int argc, char **argv) {
             L = std::min(L, T - cu.back());
             cu.push_back(cu.back() + L);
         }
+    } else if (!strncmp(layout, "lens:", 5)) { /* explicit lengths, e.g. the catalogue's logu-64k */
+        for (const char *c = layout + 5; *c;) {
+            cu.push_back(cu.back() + atoi(c));
+            while (*c && *c != ',') c++;
+            if (*c) c++;
+        }
     } else {
         int N = 0, L = 0;
         sscanf(layout, "%dx%d", &N, &L);

@@ -39,7 +39,7 @@
  * Warp specialization: warpgroup 0 is the producer (setmaxnreg 40), warpgroups 1 and 2
  * consume 64 query rows each (setmaxnreg 232). Stages (3 FP8, 2 BF16) hand over through
  * full/empty mbarriers. Producer: K by cp.async (FP8: rows permuted as above); V^T by TMA
- * from vt_codes, where every document starts on a 16-token boundary (flamia_sm90_vt_shift:
+ * from vt_codes, where every document starts on a 32-token boundary (flamia_sm90_vt_shift:
  * a TMA box at an unaligned token coordinate faults); BF16 (and FP8 without TMA): V rows
  * (v_codes / v_bf16) by cp.async into a staging buffer and a byte/half transpose in shared
  * memory. Consumers: S(n+1) = Q K(n+1)^T is issued together with O += P(n) V(n), and the
@@ -461,7 +461,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
 
     if (wg == 0) {
         /* ================= producer warpgroup: per item the Q tile and row constants, then K
-         * by cp.async (FP8: rows permuted); V^T by TMA from vt_codes (documents on 16-token
+         * by cp.async (FP8: rows permuted); V^T by TMA from vt_codes (documents on 32-token
          * boundaries there), else (BF16, use_tma off) V rows by cp.async into a staging
          * buffer and a byte/half transpose in shared memory into the K-major V^T tile P V
          * needs. */

@@ -6,7 +6,7 @@
  * flamia_ref_hadamard); computes the recipe's group statistics and writes, per
  * docs/numerics.md section 2 and the workspace layout of sm90_launch.h:
  *   E4M3 kinds: codes [T][H][D], the token's group exponent [T][H] (int8),
- *               V's codes transposed [Hkv][D][t_vpad] (documents on 16-token boundaries,
+ *               V's codes transposed [Hkv][D][t_vpad] (documents on 32-token boundaries,
  *               flamia_sm90_vt_shift; the gaps zeroed),
  *               err_flag |= 1 on a non-finite input element;
  *   BF16 kind:  the BF16 operands (Q, K rotated and re-rounded to BF16 when
@@ -505,14 +505,16 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
                 }
             }
         }
-        if (is_v) { /* V^T rows: lane = token of the block; after a document's last block, lanes
-                     * < gap zero the gap to the next document (bend <= w0 + 63: in s_vshift) */
+        if (is_v) { /* V^T rows: lane = token of the block; after a document's last block, the
+                     * lanes zero the gap (1..63 bytes) to the next document (bend <= w0 + 63:
+                     * in s_vshift) */
             __syncwarp();
             const int sh = s_vshift[bstart - w0], gap = s_vshift[bend - w0] - sh;
             uint8_t *vt = p.vt + (size_t)h * D * p.t_vpad + bstart + sh;
             for (int d = 0; d < D; d++) {
                 if (lane < n) vt[(size_t)d * p.t_vpad + lane] = vt_tile[d * VSTR + lane];
                 if (lane < gap) vt[(size_t)d * p.t_vpad + n + lane] = 0;
+                if (lane + 32 < gap) vt[(size_t)d * p.t_vpad + n + lane + 32] = 0;
             }
             __syncwarp(); /* the tile is rewritten by this warp's next V pair */
         }

@@ -34,7 +34,7 @@ struct flamia_sm90_problem {
  *   k_codes    uint8 [T][Hkv][D]
  *   v_codes    uint8 [T][Hkv][D]  (dO V^T needs this layout)
  *   vt_codes   uint8 [Hkv][D][t_vpad] the same V codes transposed (P V needs keys contiguous),
- *                                     each document starting on a 16-token boundary
+ *                                     each document starting on a 32-token boundary
  *                                     (flamia_sm90_vt_shift), the gaps between them zero
  *   q_exp, k_exp, v_exp  int8 [T][H]: each token's block exponent (its block's, repeated)
  *   q_bf16, k_bf16, v_bf16  uint16 [T][H][D]: BF16 path operands (after the Hadamard option)
@@ -65,7 +65,7 @@ struct flamia_sm90_problem {
  *                                     recomputes with the split exponential (header and bits zeroed
  *                                     per call; forward.cu)
  * t_pad = T rounded up to 16 (TMA needs 16-byte global strides); t_vpad = V^T's row length,
- * t_pad + 16 num_docs. */
+ * align32(T) + 32 num_docs. */
 struct flamia_sm90_layout {
     size_t err_flag, q_codes, k_codes, v_codes, vt_codes, q_exp, k_exp, v_exp;
     size_t q_bf16, k_bf16, v_bf16, row_frame;
@@ -88,19 +88,23 @@ static inline int flamia_sm90_tile_slots(int total_tokens, int num_docs) {
 }
 
 /* V^T's document-aligned positions: token t of document d (d's first token cu[d]) sits at
- * t + flamia_sm90_vt_shift(cu[d], d) = align16(cu[d]) + 16 d + (t - cu[d]), so every
- * document starts on a 16-token boundary and the forward loads any document's V^T tiles
- * by TMA (a box at a token coordinate off a 16-byte boundary faults: illegal instruction,
- * measured; the shared-memory transpose this replaces cost 41 % of logu-64k's forward).
- * Documents never overlap (d - 1 ends before align16(cu[d]) + 16 (d - 1) + 16); between
- * them lie 1..31 zero bytes, so a tile running past its document reads finite codes. No
- * scan: the shift needs only cu[d] and d. With d = num_docs and cu = T it gives the row's
- * end, t_vpad - T. */
+ * t + flamia_sm90_vt_shift(cu[d], d) = align32(cu[d]) + 32 d + (t - cu[d]), so that
+ * - the forward loads any document's V^T tiles by TMA (a box at a token coordinate off a
+ *   16-byte boundary faults: illegal instruction, measured; the shared-memory transpose
+ *   this replaces cost 41 % of logu-64k's forward);
+ * - the quantizer's 32-token blocks land on whole 32-byte sectors (16-token alignment left
+ *   every other document's rows straddling sectors: quantize +11 % at 16x4096, measured).
+ * Documents never overlap (d - 1 ends before align32(cu[d - 1]) + 32 (d - 1) + len_{d-1}
+ * <= cu[d] + 32 d - 1); between them lie 1..63 zero bytes, so a tile running past its
+ * document reads finite codes. No scan: the shift needs only cu[d] and d. With
+ * d = num_docs and cu = T it gives the row's end, t_vpad - T. */
+#define FLAMIA_SM90_VT_ALIGN 32
 #ifdef __CUDACC__
 __host__ __device__
 #endif
 static inline int flamia_sm90_vt_shift(int doc_start, int doc) {
-    return ((doc_start + 15) & ~15) - doc_start + 16 * doc;
+    const int a = FLAMIA_SM90_VT_ALIGN;
+    return ((doc_start + a - 1) & -a) - doc_start + a * doc;
 }
 
 /* vt_codes from V's codes [T][Hkv][D] on the host, as the quantizer writes it: the tests'

@@ -88,7 +88,7 @@ __device__ __forceinline__ void window_blocks(const int32_t *cu, int num_docs, i
 
 /* flamia_sm90_vt_shift of token t's document (t >= T: the row end's, so that
  * vt_shift_of(t + 1) - vt_shift_of(t) is the zero gap V^T has after token t: 0 inside a
- * document, 1..31 after its last token). One binary search of cu_seqlens. */
+ * document, 1..63 after its last token). One binary search of cu_seqlens. */
 __device__ __forceinline__ int vt_shift_of(const int32_t *cu, int num_docs, int T, int t) {
     if (t >= T) return flamia_sm90_vt_shift(T, num_docs);
     int lo = 0, hi = num_docs; /* cu[lo] <= t < cu[hi] */

@@ -170,7 +170,7 @@ static void run_case(const char *label, const char *preset, int hadamard, const 
             free(we);
             free(ge);
         }
-        /* V transposed [Hkv][D][t_vpad]: document d's tokens from align16(cu[d]) + 16 d on, the
+        /* V transposed [Hkv][D][t_vpad]: document d's tokens from align32(cu[d]) + 32 d on, the
          * gaps between documents and after the last zero */
         size_t nvt = (size_t)Hkv * D * L.t_vpad;
         uint8_t *wvt = xmalloc(nvt), *gvt = fetch(ws + L.vt_codes, nvt);
