@@ -511,11 +511,13 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
             __syncwarp();
             const int sh = s_vshift[bstart - w0], gap = s_vshift[bend - w0] - sh;
             uint8_t *vt = p.vt + (size_t)h * D * p.t_vpad + bstart + sh;
-            for (int d = 0; d < D; d++) {
-                if (lane < n) vt[(size_t)d * p.t_vpad + lane] = vt_tile[d * VSTR + lane];
-                if (lane < gap) vt[(size_t)d * p.t_vpad + n + lane] = 0;
-                if (lane + 32 < gap) vt[(size_t)d * p.t_vpad + n + lane + 32] = 0;
-            }
+            if (lane < n)
+                for (int d = 0; d < D; d++) vt[(size_t)d * p.t_vpad + lane] = vt_tile[d * VSTR + lane];
+            if (gap > 0) /* warp-uniform; the main loop above stays as lean as without gaps */
+                for (int d = 0; d < D; d++) {
+                    if (lane < gap) vt[(size_t)d * p.t_vpad + n + lane] = 0;
+                    if (lane + 32 < gap) vt[(size_t)d * p.t_vpad + n + lane + 32] = 0;
+                }
             __syncwarp(); /* the tile is rewritten by this warp's next V pair */
         }
     }
