@@ -43,6 +43,8 @@ struct flamia_sm90_problem {
  * quantize already wrote them):
  *   qt_codes   uint8 [Hq][D][t_pad]   Q codes transposed (dK = dS^T Q contracts over queries)
  *   kt_codes   uint8 [Hkv][D][t_pad]  K codes transposed (dQ = dS K contracts over keys)
+ *                                     (both regions sized for t_vpad, room for V^T's
+ *                                     document-aligned layout: dev/backward/v16_doc_aligned_t)
  *   do_codes   uint8 [T][Hq][D]       dO codes (dP = dO V^T)
  *   dot_codes  uint8 [Hq][D][t_pad]   dO codes transposed (dV = P^T dO)
  *   do_exp     int8 [T][Hq]           dO's per-token block exponent
@@ -156,8 +158,8 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(k_bf16, T * Hk * D * 2)
     FLAMIA_REGION(v_bf16, T * Hk * D * 2)
     FLAMIA_REGION(row_frame, T * Hq * 4)
-    FLAMIA_REGION(qt_codes, Hq * D * (size_t)L.t_pad)
-    FLAMIA_REGION(kt_codes, Hk * D * (size_t)L.t_pad)
+    FLAMIA_REGION(qt_codes, Hq * D * (size_t)L.t_vpad)
+    FLAMIA_REGION(kt_codes, Hk * D * (size_t)L.t_vpad)
     FLAMIA_REGION(do_codes, T * Hq * D)
     FLAMIA_REGION(dot_codes, Hq * D * (size_t)L.t_pad)
     FLAMIA_REGION(do_exp, T * Hq)
