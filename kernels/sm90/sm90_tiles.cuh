@@ -53,6 +53,16 @@ __device__ __forceinline__ DocTile doc_tile_of(const int32_t *cu, int num_docs, 
     return r;
 }
 
+/* The document of token t < T: the last d with cu[d] <= t (a binary search, num_docs >= 1). */
+__device__ __forceinline__ int doc_of_token(const int32_t *cu, int num_docs, int t) {
+    int lo = 0, hi = num_docs; /* cu[lo] <= t < cu[hi] */
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) >> 1;
+        if (__ldg(cu + mid) <= t) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
 /* 32-token scale blocks (token-block recipes), document aligned, as seen from the window
  * [w0, w0 + 32) of a CTA that owns the blocks STARTING in it. Threads 0..63 call it (the
  * others return at once); the caller syncs before reading. Writes the block start of token
@@ -69,12 +79,7 @@ __device__ __forceinline__ void window_blocks(const int32_t *cu, int num_docs, i
     bool start = false;
     int bs = 0;
     if (t < T) {
-        int lo = 0, hi = num_docs; /* cu[lo] <= t < cu[hi] */
-        while (hi - lo > 1) {
-            const int mid = (lo + hi) >> 1;
-            if (__ldg(cu + mid) <= t) lo = mid; else hi = mid;
-        }
-        const int c0 = __ldg(cu + lo);
+        const int lo = doc_of_token(cu, num_docs, t), c0 = __ldg(cu + lo);
         bs = c0 + ((t - c0) & ~31);
         start = bs == t;
         if (s_vshift) s_vshift[tid] = flamia_sm90_vt_shift(c0, lo);
@@ -91,12 +96,8 @@ __device__ __forceinline__ void window_blocks(const int32_t *cu, int num_docs, i
  * document, 1..63 after its last token). One binary search of cu_seqlens. */
 __device__ __forceinline__ int vt_shift_of(const int32_t *cu, int num_docs, int T, int t) {
     if (t >= T) return flamia_sm90_vt_shift(T, num_docs);
-    int lo = 0, hi = num_docs; /* cu[lo] <= t < cu[hi] */
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) >> 1;
-        if (__ldg(cu + mid) <= t) lo = mid; else hi = mid;
-    }
-    return flamia_sm90_vt_shift(__ldg(cu + lo), lo);
+    const int d = doc_of_token(cu, num_docs, t);
+    return flamia_sm90_vt_shift(__ldg(cu + d), d);
 }
 
 } // namespace flamia_sm90
