@@ -1,5 +1,5 @@
 #!/bin/bash
-# The next session's first device command (prepared in the tenth, compiled, not run; ~5 min):
+# The next session's first device command (prepared in the tenth, compiled, not run; ~6 min):
 # 1. quantize v6_vt_place (mxfp8-exact's V^T placement: one cu_seqlens search per lane, only
 #    in CTAs with a V slot) against the committed kernel: every workspace byte on the full
 #    battery, then the three kinds timed on 4 workloads, builds alternated, twice. Expected:
@@ -28,3 +28,8 @@ LOGU64K=lens:644,266,4260,1092,55,3420,612,333,161,197,46,18293,66,125,976,20103
 KINDS="mxfp8 exact" TKINDS=mxfp8 LAYOUTS="rand3000:1 4 2 1|rand2000:3 8 2 1|3x1024 4 4 0" \
   WORKLOADS="16x4096 16 16 1|$LOGU64K 16 16 1|rand65536:5 16 16 1" \
   bash dev/backward/compare.sh check_backward check_v16_doc_aligned_t
+# 3. where a short-document backward CTA spends its time (the Table A fit charges 27 us per
+#    CTA, 37 % of 16x1024's backward): ncu stall samples per SASS address of the committed
+#    kernel -> $OUT/ncu_bwd.txt, $OUT/ncu_bwd_sass.csv (map onto cuobjdump -sass of
+#    dev/backward/bin/check_backward); ~1 min
+[ "${PROFILE:-1}" = 1 ] && bash dev/backward/profile.sh check_backward mxfp8 "16x1024 16 16 1"
