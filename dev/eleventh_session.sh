@@ -1,6 +1,6 @@
 #!/bin/bash
 # The next session's first device command (prepared in the tenth, compiled, not run; ~6 min):
-# 1. quantize v6_vt_place (mxfp8-exact's V^T placement: one cu_seqlens search per lane, only
+# 1. quantize v7_vt_place (mxfp8-exact's V^T placement: one cu_seqlens search per lane, only
 #    in CTAs with a V slot) against the committed kernel: every workspace byte on the full
 #    battery, then the three kinds timed on 4 workloads, builds alternated, twice. Expected:
 #    mxfp8-exact back from 0.507 to ~0.43 ms at 16x4096 and from 0.590 at logu-64k.
@@ -9,17 +9,17 @@
 #    timing on 16x4096, logu-64k (catalogue lengths) and rand65536:5. Expected: logu-64k
 #    ~39.1 -> ~30.5 ms (dev/backward/logs/lens_tenth.log), 16x4096 unchanged.
 # Build here first (repo root), then carry dev/quantize/bin and dev/backward/bin:
-#   sh dev/quantize/build.sh dev/quantize/v6_vt_place.patch
+#   sh dev/quantize/build.sh dev/quantize/v7_vt_place.patch
 #   sh dev/backward/build.sh dev/backward/v16_doc_aligned_t.patch
 # Usage (device, repo root): bash dev/eleventh_session.sh 2>&1 | tee $OUT/eleventh.log
 export OMP_NUM_THREADS=16
 Q=dev/quantize/bin
-echo "== quantize: v6_vt_place vs the committed kernel (bytes, then timing)"
-for b in check_quantize check_v6_vt_place; do
+echo "== quantize: v7_vt_place vs the committed kernel (bytes, then timing)"
+for b in check_quantize check_v7_vt_place; do
   timeout 200 $Q/$b check 2>&1 | tail -2 | sed "s/^/$b: /"
 done
 for rep in 1 2; do
-  for b in check_quantize check_v6_vt_place; do
+  for b in check_quantize check_v7_vt_place; do
     timeout 90 $Q/$b time 16x4096,4x4096,logu-16k,logu-64k 30 2>&1 | grep "^time" | sed "s/^/$b: /"
   done
 done
