@@ -35,27 +35,10 @@
 #include "flamia.h"
 #include "flamia_formats.h"
 #include "sm90_launch.h"
+#include "../harness_common.h"
 
 extern int flamia_bwd_debug_variant;
 
-#define CK(x)                                                                                         \
-    do {                                                                                              \
-        cudaError_t e_ = (x);                                                                         \
-        if (e_ != cudaSuccess) {                                                                      \
-            fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, \
-                    cudaGetErrorString(e_));                                                          \
-            exit(2);                                                                                  \
-        }                                                                                             \
-    } while (0)
-
-static uint64_t rng_s = 0x9E3779B97F4A7C15ull;
-static uint64_t rnext() {
-    rng_s ^= rng_s << 13;
-    rng_s ^= rng_s >> 7;
-    rng_s ^= rng_s << 17;
-    return rng_s;
-}
-static double runif() { return (rnext() >> 11) * (1.0 / 9007199254740992.0); }
 
 struct Cmp {
     double rel, maxrel, cos, rel64;
@@ -107,28 +90,7 @@ int main(int argc, char **argv) {
     const char *preset = kind == FLAMIA_SM90_BF16 ? "bf16" : kind == FLAMIA_SM90_MXFP8 ? "mxfp8" : "mxfp8-exact";
 
     /* ---- layout */
-    std::vector<int32_t> cu(1, 0);
-    if (!strncmp(layout, "rand", 4)) {
-        int T = 0, seed = 1;
-        sscanf(layout + 4, "%d:%d", &T, &seed);
-        rng_s ^= (uint64_t)seed * 0x2545F4914F6CDD1Dull;
-        while (cu.back() < T) {
-            double u = runif();
-            int L = u < 0.15 ? 1 : u < 0.4 ? 1 + (int)(runif() * 40) : u < 0.8 ? 1 + (int)(runif() * 300) : 1 + (int)(runif() * 900);
-            L = std::min(L, T - cu.back());
-            cu.push_back(cu.back() + L);
-        }
-    } else if (!strncmp(layout, "lens:", 5)) { /* explicit lengths, e.g. the catalogue's logu-64k */
-        for (const char *c = layout + 5; *c;) {
-            cu.push_back(cu.back() + atoi(c));
-            while (*c && *c != ',') c++;
-            if (*c) c++;
-        }
-    } else {
-        int N = 0, L = 0;
-        sscanf(layout, "%dx%d", &N, &L);
-        for (int d = 0; d < N; d++) cu.push_back(cu.back() + L);
-    }
+    const std::vector<int32_t> cu = harness_layout(layout);
     const int ndocs = (int)cu.size() - 1, T = cu.back();
     int maxlen = 0;
     double fwd_flops = 0;
