@@ -1,8 +1,9 @@
 /*
- * harness_common.h - what the forward and backward dev harnesses (dev/forward/check_forward.cu,
- * dev/backward/check_backward.cu) share: the CUDA error check, their random numbers and the
- * LAYOUT argument. Both must draw the same layouts from the same seeds (compare.sh dumps
- * bytes of one harness build against another's), so there is one definition.
+ * harness_common.h - what the dev harnesses share: the CUDA error check (all three), and the
+ * random numbers and LAYOUT argument of the forward and backward ones (dev/forward/
+ * check_forward.cu, dev/backward/check_backward.cu). Both must draw the same layouts from
+ * the same seeds (compare.sh dumps bytes of one harness build against another's), so there
+ * is one definition.
  */
 #ifndef FLAMIA_DEV_HARNESS_COMMON_H
 #define FLAMIA_DEV_HARNESS_COMMON_H
@@ -27,18 +28,18 @@
     } while (0)
 
 static uint64_t rng_s = 0x9E3779B97F4A7C15ull;
-static uint64_t rnext() {
+static inline uint64_t rnext() {
     rng_s ^= rng_s << 13;
     rng_s ^= rng_s >> 7;
     rng_s ^= rng_s << 17;
     return rng_s;
 }
-static double runif() { return (rnext() >> 11) * (1.0 / 9007199254740992.0); }
+static inline double runif() { return (rnext() >> 11) * (1.0 / 9007199254740992.0); }
 
 /* cu_seqlens of a LAYOUT argument: randT:SEED (random lengths, 15 % one-token documents, up to
  * T tokens; reseeds rng_s), lens:L1,L2,... (explicit lengths, e.g. a catalogue workload's) or
  * NxL (N documents of L tokens) */
-static std::vector<int32_t> harness_layout(const char *layout) {
+static inline std::vector<int32_t> harness_layout(const char *layout) {
     std::vector<int32_t> cu(1, 0);
     if (!strncmp(layout, "rand", 4)) {
         int T = 0, seed = 1;

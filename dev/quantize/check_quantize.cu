@@ -46,6 +46,7 @@
 #include "flamia.h"
 #include "flamia_formats.h"
 #include "sm90_launch.h"
+#include "../harness_common.h"
 
 #ifndef QUANT_SRC
 #define QUANT_SRC "../../kernels/sm90/quantize.cu"
@@ -56,16 +57,6 @@ extern "C" {
 #include "xp.h"
 void flamia_ref_hadamard(float *x, size_t rows, int D); /* kernels/ref/quantize_ref.c */
 }
-
-#define CK(x)                                                                                         \
-    do {                                                                                              \
-        cudaError_t e_ = (x);                                                                         \
-        if (e_ != cudaSuccess) {                                                                      \
-            fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, \
-                    cudaGetErrorString(e_));                                                          \
-            exit(2);                                                                                  \
-        }                                                                                             \
-    } while (0)
 
 static const double kCopyGBs = 4200.0; /* measured device copy ceiling (perf-notes) */
 static int failures = 0, cases = 0;
