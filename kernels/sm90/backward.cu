@@ -11,8 +11,9 @@
  *                    FP8 kinds: the main kernel's per-row constants (bwd_rows) and
  *                    the dO codes as exact F16 values (do_bf16, dV's B operand);
  *                    BF16 kind: do_bf16 copy and D from the BF16 dO.
- *  2. bwd_transpose  qt_codes, kt_codes: the same codes transposed to [H][D][t_pad]
- *                    (pad tokens zero) - one payload, two directions (dot_codes unused).
+ *  2. bwd_transpose  qt_codes, kt_codes: the same codes transposed to [H][D][t_vpad] in
+ *                    V^T's layout (each document on a 32-token boundary, the gaps zero;
+ *                    flamia_sm90_vt_shift) - one payload, two directions (dot_codes unused).
  *     dq_accum is zeroed (cudaMemsetAsync).
  *  3. main kernel, one CTA per (128-key tile aligned to the document start, kv head):
  *     grid.x the batch's tile slots (sm90_tiles.cuh), key tile fastest; looping over the
@@ -65,9 +66,10 @@
  *       +14 keeps P >= 2^-28 2^(G - eDO) normal in F16, the rest is the subnormal
  *       latitude) by the dO codes, exact in F16. Costs the F16 rate (half of FP8) on
  *       this one product.
- * TMA: the transposed tiles (tokens innermost) can be loaded by TMA only when their
- * first token is 16-byte aligned (document start % 16 == 0); otherwise they are built
- * by a shared-memory transpose of the staged row tiles (v2 faulted there).
+ * TMA: the transposed tiles (tokens innermost) go by TMA, whose boxes must start 16-byte
+ * aligned: Q^T and K^T hold every document from a 32-token boundary (v16, eleventh
+ * session; before, a document starting off a 16-token boundary had its transposed tiles
+ * built by a shared-memory transpose of the row tiles, 22 % of logu-64k's backward).
  * Per sub-step the two warpgroups meet at one CTA barrier, before dQ (its operand holds
  * both warpgroups' dS); the dS block maxima, exponents and dQ factors are warpgroup-local
  * (named barriers), and a query tile costs two more CTA barriers (its loads landed; the
@@ -265,24 +267,40 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
 /* ================================================================ 2. transposes */
 struct TrParams {
     const uint8_t *src[3]; /* [T][H][D] */
-    uint8_t *dst[3];       /* [H][D][t_pad] */
+    uint8_t *dst[3];       /* [H][D][t_vpad], documents on 32-token boundaries (flamia_sm90_vt_shift) */
     int heads[3];
-    int T, t_pad;
+    const int32_t *cu;
+    int num_docs, t_vpad;
 };
 
-/* grid (ceil(t_pad/64), Hq + Hkv + Hq): 64 tokens x 128 dims of one head per CTA */
+/* grid (ceil(t_vpad/64), Hq + Hkv): 64 positions x 128 dims of one head per CTA. Position
+ * pos holds token pos - shift(d) of the document d whose range covers it (V^T's layout,
+ * sm90_launch.h), so that every document's tiles start 16-byte aligned for TMA; the gaps
+ * between documents are written zero. */
 __global__ void __launch_bounds__(256) bwd_transpose(const TrParams p) {
     __shared__ uint8_t s[64][kD + 4];
+    __shared__ int s_tok[64];
     int slot = blockIdx.y, ti = 0;
     while (slot >= p.heads[ti]) { slot -= p.heads[ti]; ti++; }
     const int h = slot, H = p.heads[ti];
-    const int t0 = blockIdx.x * 64, tid = threadIdx.x;
+    const int p0 = blockIdx.x * 64, tid = threadIdx.x;
+    if (tid < 64) { /* the last document starting at or before this position */
+        const int pos = p0 + tid;
+        int lo = 0, hi = p.num_docs;
+        while (hi - lo > 1) {
+            const int mid = (lo + hi) >> 1, c = __ldg(p.cu + mid);
+            if (c + flamia_sm90_vt_shift(c, mid) <= pos) lo = mid; else hi = mid;
+        }
+        const int c0 = __ldg(p.cu + lo), t = pos - flamia_sm90_vt_shift(c0, lo);
+        s_tok[tid] = t < __ldg(p.cu + lo + 1) ? t : -1; /* -1: a gap (or past the last document) */
+    }
+    __syncthreads();
 #pragma unroll
     for (int k = 0; k < 2; k++) {
         const int ch = tid + 256 * k, r = ch >> 3, q = ch & 7;
-        const int t = t0 + r;
+        const int t = s_tok[r];
         uint4 v = make_uint4(0, 0, 0, 0);
-        if (t < p.T) v = *reinterpret_cast<const uint4 *>(p.src[ti] + ((size_t)t * H + h) * kD + q * 16);
+        if (t >= 0) v = *reinterpret_cast<const uint4 *>(p.src[ti] + ((size_t)t * H + h) * kD + q * 16);
         const uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
         for (int j = 0; j < 4; j++) *reinterpret_cast<uint32_t *>(&s[r][q * 16 + 4 * j]) = w[j];
@@ -291,14 +309,14 @@ __global__ void __launch_bounds__(256) bwd_transpose(const TrParams p) {
 #pragma unroll
     for (int k = 0; k < 2; k++) {
         const int ch = tid + 256 * k, d = ch >> 2, c = ch & 3;
-        const int tt = t0 + 16 * c;
-        if (tt >= p.t_pad) continue;
+        const int tt = p0 + 16 * c;
+        if (tt >= p.t_vpad) continue;
         uint32_t w[4];
 #pragma unroll
         for (int j = 0; j < 4; j++)
             w[j] = (uint32_t)s[16 * c + 4 * j][d] | ((uint32_t)s[16 * c + 4 * j + 1][d] << 8) |
                    ((uint32_t)s[16 * c + 4 * j + 2][d] << 16) | ((uint32_t)s[16 * c + 4 * j + 3][d] << 24);
-        *reinterpret_cast<uint4 *>(p.dst[ti] + ((size_t)h * kD + d) * p.t_pad + tt) = make_uint4(w[0], w[1], w[2], w[3]);
+        *reinterpret_cast<uint4 *>(p.dst[ti] + ((size_t)h * kD + d) * p.t_vpad + tt) = make_uint4(w[0], w[1], w[2], w[3]);
     }
 }
 
@@ -671,23 +689,6 @@ struct SmemF {
     static constexpr int kBytes = kBar + 32 + 1024;
 };
 
-/* dst[d][tok] = src[row][d] for a 128 x 128 byte tile, both 128B-swizzled; src row r holds
- * token perm_row(r) (permuted Q / dO tiles) or r (K). 256 threads. */
-__device__ __forceinline__ void smem_transpose(const uint8_t *src, uint8_t *dst, bool permuted, int tid) {
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const int ch = tid + i * 256, r = ch >> 3, q = ch & 7;
-        const uint4 v = *reinterpret_cast<const uint4 *>(src + sw128(r, q));
-        const int tok = permuted ? perm_row(r) : r;
-        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int k = 0; k < 16; k++) {
-            const int d = 16 * q + k;
-            dst[sw128(d, tok >> 4) + (tok & 15)] = (uint8_t)(w[k >> 2] >> (8 * (k & 3)));
-        }
-    }
-}
-
 /* The FP8 main kernel's body. DBG (flamia_cuda_debug_p_codes, kernel bwd_main_fp8_dbg):
  * also stores every evaluated pair's recomputed P code at dbg_codes[(h T + i) T + j]
  * (global token indices) and writes no dK, dV. */
@@ -722,9 +723,9 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     const int kbl = wg * 2 + (wq >> 1);                                      /* my rows' 32-key block */
     const int mt0 = p.causal ? n : 0, nqt = (len + 127) / 128, per_head = nqt - mt0;
     const int nit = per_head * p.group;
-    /* TMA boxes start at token ds + 128 k: their first byte must be 16-byte aligned, else
-     * the transposed tiles are built in shared memory from the row tiles */
-    const bool tma_ok = (ds & 15) == 0;
+    /* the document's first position in Q^T / K^T (32-token aligned, bwd_transpose): the
+     * transposed tiles' TMA boxes start there */
+    const int tpos = ds + flamia_sm90_vt_shift(ds, doc);
 
     /* ---- prologue: K, V (natural order) by cp.async; K^T by TMA; key constants */
     if (tid == 0) {
@@ -744,10 +745,10 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         cp_async16(smem_u32(smem + SM::kV + sw128(r, q)), p.v8 + off, ok);
     }
     cp_async_commit();
-    if (tid == 0 && tma_ok) {
+    if (tid == 0) {
         const uint32_t bar = smem_u32(&sBar[2]);
         mbar_expect_tx(bar, 128 * 128);
-        tma_load_3d(smem_u32(smem + SM::kKt), &tm_kt, ds + k0, 0, hk, bar);
+        tma_load_3d(smem_u32(smem + SM::kKt), &tm_kt, tpos + k0, 0, hk, bar);
     }
     float kf[2], vf[2], ekf[2];
     int jkv[2];
@@ -804,12 +805,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         }
         if (tid == 0) {
             const uint32_t bar = smem_u32(&sBar[b]);
-            if (tma_ok) {
-                mbar_expect_tx(bar, 128 * 128);
-                tma_load_3d(smem_u32(buf + SM::kQt), &tm_qt, ds + q0, 0, h, bar);
-            } else { /* complete the phase without a transfer (parity bookkeeping stays uniform) */
-                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-            }
+            mbar_expect_tx(bar, 128 * 128);
+            tma_load_3d(smem_u32(buf + SM::kQt), &tm_qt, tpos + q0, 0, h, bar);
         }
         { /* row constants of query q0 + r, natural order (SoA: field w at w * 128 + r): the
              dO preprocessing's record by cp.async; the causal / document limit (field 6)
@@ -869,16 +866,9 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             cp_async_commit();
         }
         mbar_wait(smem_u32(&sBar[b]), (uint32_t)((it >> 1) & 1));
-        if (it == 0 && tma_ok) mbar_wait(smem_u32(&sBar[2]), 0u);
+        if (it == 0) mbar_wait(smem_u32(&sBar[2]), 0u);
 
         uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;
-        if (!tma_ok) { /* transposed tiles from the staged row tiles (row c of Q holds
-                          query perm_row(c), row r of K holds key r) */
-            if (it == 0) smem_transpose(smem + SM::kK, smem + SM::kKt, false, tid);
-            smem_transpose(buf + SM::kQ, buf + SM::kQt, true, tid);
-            fence_proxy_async();
-            __syncthreads();
-        }
         const uint32_t aQ = smem_u32(buf + SM::kQ), aDO = smem_u32(buf + SM::kDO);
         const uint32_t aQt = smem_u32(buf + SM::kQt), aDOh = smem_u32(smem + SM::kDOh);
         const float *row = (const float *)(smem + SM::kRow + b * SM::kRowBytes);
@@ -1256,11 +1246,11 @@ __global__ void __launch_bounds__(256, 1)
 
 /* ================================================================ host */
 
-static bool make_map(CUtensorMap *map, void *base, int T, int t_pad, int H) {
+static bool make_map(CUtensorMap *map, void *base, int t_vpad, int H) {
     flamia_encode_tiled_fn enc = flamia_encode_tiled();
     if (!enc) return false;
-    const cuuint64_t dims[3] = {(cuuint64_t)T, (cuuint64_t)kD, (cuuint64_t)H};
-    const cuuint64_t strides[2] = {(cuuint64_t)t_pad, (cuuint64_t)t_pad * kD};
+    const cuuint64_t dims[3] = {(cuuint64_t)t_vpad, (cuuint64_t)kD, (cuuint64_t)H};
+    const cuuint64_t strides[2] = {(cuuint64_t)t_vpad, (cuuint64_t)t_vpad * kD};
     const cuuint32_t box[3] = {128, kD, 1};
     const cuuint32_t estr[3] = {1, 1, 1};
     return enc(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -1394,11 +1384,12 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
         tp.heads[0] = P->heads_q;
         tp.heads[1] = P->heads_kv;
         tp.heads[2] = P->heads_q;
-        tp.T = T;
-        tp.t_pad = L.t_pad;
+        tp.cu = P->cu_seqlens;
+        tp.num_docs = P->num_docs;
+        tp.t_vpad = L.t_vpad;
         /* Q^T and K^T (TMA sources of the FP8 kernel); dot_codes stays unwritten: dV takes dO
          * as F16 rows built in shared memory */
-        bwd_transpose<<<dim3((L.t_pad + 63) / 64, P->heads_q + P->heads_kv), 256, 0, stream>>>(tp);
+        bwd_transpose<<<dim3((L.t_vpad + 63) / 64, P->heads_q + P->heads_kv), 256, 0, stream>>>(tp);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     float *dq_acc = (float *)(ws + L.dq_accum);
@@ -1448,8 +1439,8 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     memset(&mq, 0, sizeof mq);
     memset(&mk, 0, sizeof mk);
     memset(&mdq, 0, sizeof mdq);
-    if (fp8_main && (!make_map(&mq, ws + L.qt_codes, T, L.t_pad, P->heads_q) ||
-                     !make_map(&mk, ws + L.kt_codes, T, L.t_pad, P->heads_kv) ||
+    if (fp8_main && (!make_map(&mq, ws + L.qt_codes, L.t_vpad, P->heads_q) ||
+                     !make_map(&mk, ws + L.kt_codes, L.t_vpad, P->heads_kv) ||
                      !make_dq_map(&mdq, dq_acc, T, P->heads_q)))
         return cudaErrorNotSupported;
     const int nd = P->num_docs, ms = P->max_seqlen;

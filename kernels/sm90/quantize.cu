@@ -66,6 +66,22 @@ constexpr int kThreads = 256;
 #define FLAMIA_QUANT_WB_SLOTS 8
 #endif
 
+/* Where token t < T lands in V^T: its document's flamia_sm90_vt_shift and the zero gap V^T
+ * has after it (0 inside a document, 1..63 after its last token). One binary search of
+ * cu_seqlens (the eleventh session's v7; two per lane before cost mxfp8-exact 0.426 -> 0.507 ms
+ * at 16x4096). */
+struct VtPlace {
+    int shift, gap;
+};
+__device__ __forceinline__ VtPlace vt_place(const int32_t *cu, int num_docs, int t) {
+    const int lo = flamia_sm90::doc_of_token(cu, num_docs, t);
+    const int c1 = __ldg(cu + lo + 1);
+    VtPlace r;
+    r.shift = flamia_sm90_vt_shift(__ldg(cu + lo), lo);
+    r.gap = t + 1 == c1 ? flamia_sm90_vt_shift(c1, lo + 1) - r.shift : 0;
+    return r;
+}
+
 struct QuantParams {
     const uint16_t *src[3]; /* Q, K, V */
     uint8_t *codes[3];
@@ -121,17 +137,6 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
         b = s_range[1];
     }
     const int n = b - a; /* rows of this CTA (may be 0) */
-    /* V^T: token a + lane (+ 32)'s document shift and the zero gap after it (nonzero after
-     * a document's last token), the same for every head */
-    int vsh[2] = {0, 0}, vgap[2] = {0, 0};
-    if (FP8)
-        for (int i = 0; i < (MAXR > 32 ? 2 : 1); i++) {
-            const int t = a + (tid & 31) + 32 * i;
-            if (t < b) {
-                vsh[i] = flamia_sm90::vt_shift_of(p.cu, p.num_docs, T, t);
-                vgap[i] = flamia_sm90::vt_shift_of(p.cu, p.num_docs, T, t + 1) - vsh[i];
-            }
-        }
 
     const int slot0 = blockIdx.y * p.heads_per_cta;
     const int slot1 = min(slot0 + p.heads_per_cta, p.head_slots);
@@ -159,6 +164,14 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
     uint32_t badmax = 0; /* max |bf16| bit pattern seen: >= 0x7f80 is Inf or NaN */
     uint4 raw[NP];
     if (slot0 < slot1) load_rows(slot0, raw);
+    /* V^T placement of tokens a + lane (+ 32), the same for every head: only CTAs with a V
+     * slot search cu_seqlens, and the search's latency overlaps the first slot's loads */
+    VtPlace vp[2] = {{0, 0}, {0, 0}};
+    if (FP8 && slot1 > p.heads[0] + p.heads[1])
+        for (int i = 0; i < (MAXR > 32 ? 2 : 1); i++) {
+            const int t = a + (tid & 31) + 32 * i;
+            if (t < b) vp[i] = vt_place(p.cu, p.num_docs, t);
+        }
 
     for (int slot = slot0; slot < slot1; slot++) {
         int h;
@@ -352,15 +365,16 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
                 const int lane = tid & 31;
                 for (int d = tid >> 5; d < D; d += kThreads / 32) {
                     uint8_t *row = vt + (size_t)d * p.t_vpad;
-                    if (lane < n) {
-                        row[lane + vsh[0]] = s_vt[d * VSTR + lane];
-                        for (int g = 1; g <= vgap[0]; g++) row[lane + vsh[0] + g] = 0;
-                    }
-                    if (MAXR > 32 && lane + 32 < n) {
-                        row[lane + 32 + vsh[1]] = s_vt[d * VSTR + lane + 32];
-                        for (int g = 1; g <= vgap[1]; g++) row[lane + 32 + vsh[1] + g] = 0;
-                    }
+                    if (lane < n) row[lane + vp[0].shift] = s_vt[d * VSTR + lane];
+                    if (MAXR > 32 && lane + 32 < n) row[lane + 32 + vp[1].shift] = s_vt[d * VSTR + lane + 32];
                 }
+                /* after a document's last token, its lane zeroes the gap to the next one */
+                if (__any_sync(0xffffffffu, vp[0].gap | vp[1].gap))
+                    for (int d = tid >> 5; d < D; d += kThreads / 32) {
+                        uint8_t *row = vt + (size_t)d * p.t_vpad;
+                        for (int i = 0; i < (MAXR > 32 ? 2 : 1); i++)
+                            for (int g = 1; g <= vp[i].gap; g++) row[lane + 32 * i + vp[i].shift + g] = 0;
+                    }
             }
             /* GRAN 1: the next V slot rewrites the tile. GRAN 32: its s_amax barrier orders that. */
             if (GRAN == 1 && is_v) __syncthreads();

@@ -41,10 +41,10 @@ struct flamia_sm90_problem {
  *   row_frame  float [T][Hq]: the forward's final integer frame m_i (docs/numerics.md 3.2)
  * Backward (docs/numerics.md 4; written by the backward's own preprocessing unless
  * quantize already wrote them):
- *   qt_codes   uint8 [Hq][D][t_pad]   Q codes transposed (dK = dS^T Q contracts over queries)
- *   kt_codes   uint8 [Hkv][D][t_pad]  K codes transposed (dQ = dS K contracts over keys)
- *                                     (both regions sized for t_vpad, room for V^T's
- *                                     document-aligned layout: dev/backward/v16_doc_aligned_t)
+ *   qt_codes   uint8 [Hq][D][t_vpad]  Q codes transposed (dK = dS^T Q contracts over queries)
+ *   kt_codes   uint8 [Hkv][D][t_vpad] K codes transposed (dQ = dS K contracts over keys);
+ *                                     both in vt_codes' document-aligned layout (every
+ *                                     transposed tile a TMA box from a 32-token boundary)
  *   do_codes   uint8 [T][Hq][D]       dO codes (dP = dO V^T)
  *   dot_codes  uint8 [Hq][D][t_pad]   dO codes transposed (dV = P^T dO)
  *   do_exp     int8 [T][Hq]           dO's per-token block exponent

@@ -69,7 +69,8 @@ __device__ __forceinline__ int doc_of_token(const int32_t *cu, int num_docs, int
  * w0 + tid into s_tokbs[tid] (one binary search of cu_seqlens per token) and the token
  * range [a, b) of the window's blocks into s_range[0], s_range[1]: a = the first block start
  * >= w0, b = the first >= w0 + 32 (T when none: a window without a start lies inside a
- * block that reaches T). With s_vshift, also token w0 + tid's V^T shift (vt_shift_of).
+ * block that reaches T). With s_vshift, also the V^T shift (flamia_sm90_vt_shift) of token
+ * w0 + tid's document (for w0 + tid >= T: the row end's).
  * Shared by quantize.cu and the backward's dO quantization. */
 __device__ __forceinline__ void window_blocks(const int32_t *cu, int num_docs, int T, int w0, int *s_tokbs,
                                               int *s_range, int *s_vshift = nullptr) {
@@ -89,15 +90,6 @@ __device__ __forceinline__ void window_blocks(const int32_t *cu, int num_docs, i
     s_tokbs[tid] = bs;
     const unsigned m = __ballot_sync(0xffffffffu, start);
     if ((tid & 31) == 0) s_range[tid >> 5] = m ? w0 + (tid & 32) + __ffs(m) - 1 : T;
-}
-
-/* flamia_sm90_vt_shift of token t's document (t >= T: the row end's, so that
- * vt_shift_of(t + 1) - vt_shift_of(t) is the zero gap V^T has after token t: 0 inside a
- * document, 1..63 after its last token). One binary search of cu_seqlens. */
-__device__ __forceinline__ int vt_shift_of(const int32_t *cu, int num_docs, int T, int t) {
-    if (t >= T) return flamia_sm90_vt_shift(T, num_docs);
-    const int d = doc_of_token(cu, num_docs, t);
-    return flamia_sm90_vt_shift(__ldg(cu + d), d);
 }
 
 } // namespace flamia_sm90
