@@ -1,7 +1,8 @@
 # model_doc_aligned.py - a Python model (no GPU) of the index logic that writes the
 # document-aligned transposed codes (sm90_launch.h flamia_sm90_vt_shift): the per-token
 # quantize kernel's V^T placement as dev/quantize/v7_vt_place.patch computes it (GRAN 1:
-# 32-token windows; GRAN 32: window_blocks' ranges of up to 63 tokens), the block-warp
+# 32-token windows; GRAN 32: window_blocks' ranges of up to 63 tokens), its GRAN 1 windows
+# over V^T positions (v8, with the 32-way search of doc_of_vt_position), the block-warp
 # kernel's (committed: s_vshift from window_blocks, gap = s_vshift[bend] - s_vshift[bstart]),
 # and dev/backward/v16_doc_aligned_t.patch's bwd_transpose (a search over positions). For
 # random packs it checks that every position of a row [0, t_vpad) is written exactly once,
@@ -56,7 +57,32 @@ def window_blocks(cu, w0):
     b = next((w0 + i for i in range(32, 64) if starts[i]), T)
     return a, b, starts, vsh
 
-def general_kernel(cu, gran):  # quantize_kernel's V^T writes with v7's placement
+def doc_of_vt_position(cu, pos):  # sm90_tiles.cuh: the 32-way warp search, step by step
+    nd, lo, hi = len(cu) - 1, 0, len(cu) - 1
+    while hi - lo > 1:
+        step = (hi - lo + 31) >> 5
+        m = [lo + lane * step < hi and cu[lo + lane * step] + shift(cu[lo + lane * step], lo + lane * step) <= pos
+             for lane in range(32)]
+        assert m[0]
+        lo += max(k for k in range(32) if m[k]) * step
+        hi = min(lo + step, hi)
+    return lo
+
+def general_kernel_gran1(cu):  # quantize_kernel GRAN 1 (v8): windows are V^T positions
+    T, nd = cu[-1], len(cu) - 1
+    tv, out, tokens = T + shift(T, nd), [], []
+    assert tv % 32 == 0
+    for w0 in range(0, tv, 32):
+        d = doc_of_vt_position(cu, w0)
+        a = min(w0 - shift(cu[d], d), cu[d + 1])
+        b = min(a + 32, cu[d + 1])
+        assert a >= cu[d]
+        tokens += range(a, b)
+        out += [(w0 + lane, a + lane if lane < b - a else None) for lane in range(32)]
+    assert tokens == list(range(T)), "GRAN 1 windows: a token quantized twice or never"
+    return out
+
+def general_kernel(cu, gran):  # quantize_kernel's V^T writes with v7's placement (GRAN 32)
     T, out = cu[-1], []
     for w0 in range(0, T, 32):
         if gran == 1:
@@ -111,7 +137,8 @@ for lens in packs:
     for l in lens:
         cu.append(cu[-1] + l)
     check("quantize gran 1 (v7)", cu, general_kernel(cu, 1))
+    check("quantize gran 1 (v8, V^T windows)", cu, general_kernel_gran1(cu))
     check("quantize gran 32 (v7)", cu, general_kernel(cu, 32))
     check("block-warp kernel", cu, warp_kernel(cu))
     check("bwd_transpose (v16)", cu, bwd_transpose(cu))
-print(f"model_doc_aligned: ok ({len(packs)} packs, 4 writers, every position written once)")
+print(f"model_doc_aligned: ok ({len(packs)} packs, 5 writers, every position written once)")

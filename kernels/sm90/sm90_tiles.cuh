@@ -63,6 +63,25 @@ __device__ __forceinline__ int doc_of_token(const int32_t *cu, int num_docs, int
     return lo;
 }
 
+/* The document whose V^T range (sm90_launch.h: from cu[d] + flamia_sm90_vt_shift(cu[d], d),
+ * 32-token aligned) holds position pos: the last d with that start <= pos. Every lane of
+ * the warp calls it: a 32-way search as doc_tile_of's (one round up to 32 documents).
+ * Uniform across the warp. */
+__device__ __forceinline__ int doc_of_vt_position(const int32_t *cu, int num_docs, int pos) {
+    const int lane = threadIdx.x & 31;
+    int lo = 0, hi = num_docs;
+    while (hi - lo > 1) {
+        const int step = (hi - lo + 31) >> 5;
+        const int d = lo + lane * step;
+        int c = 0;
+        if (d < hi) c = __ldg(cu + d);
+        const unsigned m = __ballot_sync(0xffffffffu, d < hi && c + flamia_sm90_vt_shift(c, d) <= pos);
+        lo += (31 - __clz(m)) * step; /* document 0 starts at 0 <= pos: lane 0 is set */
+        hi = min(lo + step, hi);
+    }
+    return lo;
+}
+
 /* 32-token scale blocks (token-block recipes), document aligned, as seen from the window
  * [w0, w0 + 32) of a CTA that owns the blocks STARTING in it. Threads 0..63 call it (the
  * others return at once); the caller syncs before reading. Writes the block start of token
