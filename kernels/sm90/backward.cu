@@ -137,8 +137,11 @@ struct PreParams {
 };
 
 /* GRAN: 32 token blocks (mxfp8), 1 per token (exact), 0 BF16. grid (windows of 32, Hq). */
+#ifndef FLAMIA_BWD_PRE_MINB /* bwd_pre_do's CTAs per SM the registers must allow */
+#define FLAMIA_BWD_PRE_MINB 1
+#endif
 template <int GRAN>
-__global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
+__global__ void __launch_bounds__(256, FLAMIA_BWD_PRE_MINB) bwd_pre_do(const PreParams p) {
     __shared__ int s_tokbs[64];
     __shared__ float s_amax[64];
     __shared__ int s_exp[64];
@@ -158,6 +161,28 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
     }
     const int n = b - a; /* <= 63 rows */
     constexpr int RPW = 8; /* rows per warp (8 warps x 8 >= 63) */
+    /* every global load of the CTA goes out first: dO and O rows, the row constants' inputs
+     * (the stores below may alias them for the compiler, which then kept each row's O load
+     * behind the previous row's stores: 8 load latencies in a chain, 703 us at 16x4096) */
+    uint2 draw[RPW], oraw[RPW];
+#pragma unroll
+    for (int k = 0; k < RPW; k++) {
+        const int r = warp + 8 * k;
+        draw[k] = oraw[k] = make_uint2(0, 0);
+        if (r < n) {
+            const size_t row = (size_t)(a + r) * p.Hq + h;
+            draw[k] = *reinterpret_cast<const uint2 *>(p.dout + row * kD + lane * 4);
+            oraw[k] = *reinterpret_cast<const uint2 *>(p.o + row * kD + lane * 4);
+        }
+    }
+    float rf_m = 0.f, rf_lse = 0.f;
+    int rf_eq = 0;
+    if (GRAN != 0 && tid < n) {
+        const size_t row = (size_t)(a + tid) * p.Hq + h;
+        rf_m = p.row_frame[row];
+        rf_lse = p.lse[row];
+        rf_eq = p.qe[row];
+    }
     float x[RPW][4];
     bool bad = false;
 #pragma unroll
@@ -165,7 +190,7 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
         const int r = warp + 8 * k;
         x[k][0] = x[k][1] = x[k][2] = x[k][3] = 0.f;
         if (r < n) {
-            const uint2 raw = *reinterpret_cast<const uint2 *>(p.dout + ((size_t)(a + r) * p.Hq + h) * kD + lane * 4);
+            const uint2 raw = draw[k];
             x[k][0] = __uint_as_float(raw.x << 16);
             x[k][1] = __uint_as_float(raw.x & 0xffff0000u);
             x[k][2] = __uint_as_float(raw.y << 16);
@@ -230,11 +255,10 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
 #pragma unroll
             for (int e = 0; e < 4; e++) dq[e] = x[k][e];
         }
-        const uint2 oraw = *reinterpret_cast<const uint2 *>(p.o + row * kD + lane * 4);
-        float acc = dq[0] * __uint_as_float(oraw.x << 16);
-        acc = fmaf(dq[1], __uint_as_float(oraw.x & 0xffff0000u), acc);
-        acc = fmaf(dq[2], __uint_as_float(oraw.y << 16), acc);
-        acc = fmaf(dq[3], __uint_as_float(oraw.y & 0xffff0000u), acc);
+        float acc = dq[0] * __uint_as_float(oraw[k].x << 16);
+        acc = fmaf(dq[1], __uint_as_float(oraw[k].x & 0xffff0000u), acc);
+        acc = fmaf(dq[2], __uint_as_float(oraw[k].y << 16), acc);
+        acc = fmaf(dq[3], __uint_as_float(oraw[k].y & 0xffff0000u), acc);
 #pragma unroll
         for (int o = 16; o; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
         if (lane == 0) {
@@ -247,15 +271,14 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
         if (any && lane == 0) atomicOr(p.err, 1);
         __syncthreads();
         if (tid < n) { /* row constants, one thread per token (consecutive: coalesced per field) */
-            const size_t row = (size_t)(a + tid) * p.Hq + h;
             float *w = p.rows + (size_t)h * 8 * T + a + tid;
-            const float m = p.row_frame[row];
-            const int eq = p.qe[row], edo = s_exp[tid];
+            const float m = rf_m;
+            const int eq = rf_eq, edo = s_exp[tid];
             w[0] = p.c * flamia_pow2f(eq);
             /* 2^(8 - m): E(t, m) 2^8 = ex2(t) 2^(8 - m) (sm90_exp2.cuh); 0 where that form does not
              * hold (the main kernel then evaluates the split with m from row_frame) */
             w[(size_t)T] = flamia_sm90::exp_frame_direct_ok(m, m - 8.f) ? flamia_pow2f(8 - (int)m) : 0.f;
-            w[2 * (size_t)T] = (float)exp2((double)m - (double)p.lse[row] / kLn2) * 0.00390625f;
+            w[2 * (size_t)T] = (float)exp2((double)m - (double)rf_lse / kLn2) * 0.00390625f;
             w[3 * (size_t)T] = s_delta[tid];
             w[4 * (size_t)T] = flamia_pow2f(edo);
             w[5 * (size_t)T] = __int_as_float(edo);
@@ -273,16 +296,19 @@ struct TrParams {
     int num_docs, t_vpad;
 };
 
-/* grid (ceil(t_vpad/64), Hq + Hkv): 64 positions x 128 dims of one head per CTA. Position
- * pos holds token pos - shift(d) of the document d whose range covers it (V^T's layout,
- * sm90_launch.h), so that every document's tiles start 16-byte aligned for TMA; the gaps
- * between documents are written zero. */
+/* grid (ceil(t_vpad/64), ceil((Hq + Hkv) / kTrSlots)): 64 positions x 128 dims of kTrSlots
+ * heads per CTA. Position pos holds token pos - shift(d) of the document d whose range
+ * covers it (V^T's layout, sm90_launch.h), so that every document's tiles start 16-byte
+ * aligned for TMA; the gaps between documents are written zero. The search that maps
+ * positions to tokens is a chain of dependent loads ahead of the CTA's first load: one
+ * per kTrSlots heads (v17; one per head cost 16x4096's backward 1.5 %). */
+#ifndef FLAMIA_BWD_TR_SLOTS
+#define FLAMIA_BWD_TR_SLOTS 8
+#endif
+constexpr int kTrSlots = FLAMIA_BWD_TR_SLOTS;
 __global__ void __launch_bounds__(256) bwd_transpose(const TrParams p) {
     __shared__ uint8_t s[64][kD + 4];
     __shared__ int s_tok[64];
-    int slot = blockIdx.y, ti = 0;
-    while (slot >= p.heads[ti]) { slot -= p.heads[ti]; ti++; }
-    const int h = slot, H = p.heads[ti];
     const int p0 = blockIdx.x * 64, tid = threadIdx.x;
     if (tid < 64) { /* the last document starting at or before this position */
         const int pos = p0 + tid;
@@ -295,28 +321,47 @@ __global__ void __launch_bounds__(256) bwd_transpose(const TrParams p) {
         s_tok[tid] = t < __ldg(p.cu + lo + 1) ? t : -1; /* -1: a gap (or past the last document) */
     }
     __syncthreads();
+    /* head slots slot0 .. slot1 - 1 (Q's heads, then K's), one search for all of them; the
+     * next slot's rows are loaded before the barrier that frees the tile */
+    const int slot0 = blockIdx.y * kTrSlots, slot1 = min(slot0 + kTrSlots, p.heads[0] + p.heads[1]);
+    int tok[2];
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
-        const int ch = tid + 256 * k, r = ch >> 3, q = ch & 7;
-        const int t = s_tok[r];
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (t >= 0) v = *reinterpret_cast<const uint4 *>(p.src[ti] + ((size_t)t * H + h) * kD + q * 16);
-        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    for (int k = 0; k < 2; k++) tok[k] = s_tok[(tid + 256 * k) >> 3];
+    auto load = [&](int slot, uint4 (&v)[2]) {
+        const int ti = slot >= p.heads[0], h = slot - (ti ? p.heads[0] : 0), H = p.heads[ti];
 #pragma unroll
-        for (int j = 0; j < 4; j++) *reinterpret_cast<uint32_t *>(&s[r][q * 16 + 4 * j]) = w[j];
-    }
-    __syncthreads();
+        for (int k = 0; k < 2; k++) {
+            const int q = (tid + 256 * k) & 7;
+            v[k] = make_uint4(0, 0, 0, 0);
+            if (tok[k] >= 0) v[k] = *reinterpret_cast<const uint4 *>(p.src[ti] + ((size_t)tok[k] * H + h) * kD + q * 16);
+        }
+    };
+    uint4 v[2];
+    load(slot0, v);
+    for (int slot = slot0; slot < slot1; slot++) {
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
-        const int ch = tid + 256 * k, d = ch >> 2, c = ch & 3;
-        const int tt = p0 + 16 * c;
-        if (tt >= p.t_vpad) continue;
-        uint32_t w[4];
+        for (int k = 0; k < 2; k++) {
+            const int ch = tid + 256 * k, r = ch >> 3, q = ch & 7;
+            const uint32_t w[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
 #pragma unroll
-        for (int j = 0; j < 4; j++)
-            w[j] = (uint32_t)s[16 * c + 4 * j][d] | ((uint32_t)s[16 * c + 4 * j + 1][d] << 8) |
-                   ((uint32_t)s[16 * c + 4 * j + 2][d] << 16) | ((uint32_t)s[16 * c + 4 * j + 3][d] << 24);
-        *reinterpret_cast<uint4 *>(p.dst[ti] + ((size_t)h * kD + d) * p.t_vpad + tt) = make_uint4(w[0], w[1], w[2], w[3]);
+            for (int j = 0; j < 4; j++) *reinterpret_cast<uint32_t *>(&s[r][q * 16 + 4 * j]) = w[j];
+        }
+        if (slot + 1 < slot1) load(slot + 1, v);
+        __syncthreads();
+        const int ti = slot >= p.heads[0], h = slot - (ti ? p.heads[0] : 0);
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            const int ch = tid + 256 * k, d = ch >> 2, c = ch & 3;
+            const int tt = p0 + 16 * c;
+            if (tt >= p.t_vpad) continue;
+            uint32_t w[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                w[j] = (uint32_t)s[16 * c + 4 * j][d] | ((uint32_t)s[16 * c + 4 * j + 1][d] << 8) |
+                       ((uint32_t)s[16 * c + 4 * j + 2][d] << 16) | ((uint32_t)s[16 * c + 4 * j + 3][d] << 24);
+            *reinterpret_cast<uint4 *>(p.dst[ti] + ((size_t)h * kD + d) * p.t_vpad + tt) = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+        __syncthreads();
     }
 }
 
@@ -349,15 +394,28 @@ __device__ __forceinline__ void hadamard_row4(float (&x)[4], int lane, float nor
     for (int e = 0; e < 4; e++) x[e] *= norm;
 }
 
-/* dq_accum [rows][128] -> BF16 dq (rotated back when hadamard): one warp per row */
+/* dq_accum [rows][128] -> BF16 dq (rotated back when hadamard): a warp per row, kDqRows
+ * rows per warp and step, their loads in flight together (one at a time: 190 us at
+ * 16x4096, twice the copy time) */
+constexpr int kDqRows = 4;
 __global__ void bwd_dq_out(const float4 *acc, uint2 *dq, size_t rows, int hadamard, float had_norm) {
     const int lane = threadIdx.x & 31;
-    for (size_t r = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; r < rows;
-         r += ((size_t)gridDim.x * blockDim.x) >> 5) {
-        const float4 v = acc[r * 32 + lane];
-        float x[4] = {v.x, v.y, v.z, v.w};
-        if (hadamard) hadamard_row4(x, lane, had_norm);
-        dq[r * 32 + lane] = make_uint2(bf16x2(x[0], x[1]), bf16x2(x[2], x[3]));
+    const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    for (size_t r0 = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; r0 < rows; r0 += warps * kDqRows) {
+        float4 v[kDqRows];
+#pragma unroll
+        for (int i = 0; i < kDqRows; i++) {
+            const size_t r = r0 + i * warps;
+            if (r < rows) v[i] = acc[r * 32 + lane];
+        }
+#pragma unroll
+        for (int i = 0; i < kDqRows; i++) {
+            const size_t r = r0 + i * warps;
+            if (r >= rows) break;
+            float x[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
+            if (hadamard) hadamard_row4(x, lane, had_norm);
+            dq[r * 32 + lane] = make_uint2(bf16x2(x[0], x[1]), bf16x2(x[2], x[3]));
+        }
     }
 }
 
@@ -1389,7 +1447,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
         tp.t_vpad = L.t_vpad;
         /* Q^T and K^T (TMA sources of the FP8 kernel); dot_codes stays unwritten: dV takes dO
          * as F16 rows built in shared memory */
-        bwd_transpose<<<dim3((L.t_vpad + 63) / 64, P->heads_q + P->heads_kv), 256, 0, stream>>>(tp);
+        bwd_transpose<<<dim3((L.t_vpad + 63) / 64, (P->heads_q + P->heads_kv + kTrSlots - 1) / kTrSlots), 256, 0, stream>>>(tp);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     float *dq_acc = (float *)(ws + L.dq_accum);
