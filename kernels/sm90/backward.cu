@@ -137,11 +137,8 @@ struct PreParams {
 };
 
 /* GRAN: 32 token blocks (mxfp8), 1 per token (exact), 0 BF16. grid (windows of 32, Hq). */
-#ifndef FLAMIA_BWD_PRE_MINB /* bwd_pre_do's CTAs per SM the registers must allow */
-#define FLAMIA_BWD_PRE_MINB 1
-#endif
 template <int GRAN>
-__global__ void __launch_bounds__(256, FLAMIA_BWD_PRE_MINB) bwd_pre_do(const PreParams p) {
+__global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
     __shared__ int s_tokbs[64];
     __shared__ float s_amax[64];
     __shared__ int s_exp[64];
@@ -161,28 +158,6 @@ __global__ void __launch_bounds__(256, FLAMIA_BWD_PRE_MINB) bwd_pre_do(const Pre
     }
     const int n = b - a; /* <= 63 rows */
     constexpr int RPW = 8; /* rows per warp (8 warps x 8 >= 63) */
-    /* every global load of the CTA goes out first: dO and O rows, the row constants' inputs
-     * (the stores below may alias them for the compiler, which then kept each row's O load
-     * behind the previous row's stores: 8 load latencies in a chain, 703 us at 16x4096) */
-    uint2 draw[RPW], oraw[RPW];
-#pragma unroll
-    for (int k = 0; k < RPW; k++) {
-        const int r = warp + 8 * k;
-        draw[k] = oraw[k] = make_uint2(0, 0);
-        if (r < n) {
-            const size_t row = (size_t)(a + r) * p.Hq + h;
-            draw[k] = *reinterpret_cast<const uint2 *>(p.dout + row * kD + lane * 4);
-            oraw[k] = *reinterpret_cast<const uint2 *>(p.o + row * kD + lane * 4);
-        }
-    }
-    float rf_m = 0.f, rf_lse = 0.f;
-    int rf_eq = 0;
-    if (GRAN != 0 && tid < n) {
-        const size_t row = (size_t)(a + tid) * p.Hq + h;
-        rf_m = p.row_frame[row];
-        rf_lse = p.lse[row];
-        rf_eq = p.qe[row];
-    }
     float x[RPW][4];
     bool bad = false;
 #pragma unroll
@@ -190,7 +165,7 @@ __global__ void __launch_bounds__(256, FLAMIA_BWD_PRE_MINB) bwd_pre_do(const Pre
         const int r = warp + 8 * k;
         x[k][0] = x[k][1] = x[k][2] = x[k][3] = 0.f;
         if (r < n) {
-            const uint2 raw = draw[k];
+            const uint2 raw = *reinterpret_cast<const uint2 *>(p.dout + ((size_t)(a + r) * p.Hq + h) * kD + lane * 4);
             x[k][0] = __uint_as_float(raw.x << 16);
             x[k][1] = __uint_as_float(raw.x & 0xffff0000u);
             x[k][2] = __uint_as_float(raw.y << 16);
@@ -255,10 +230,11 @@ __global__ void __launch_bounds__(256, FLAMIA_BWD_PRE_MINB) bwd_pre_do(const Pre
 #pragma unroll
             for (int e = 0; e < 4; e++) dq[e] = x[k][e];
         }
-        float acc = dq[0] * __uint_as_float(oraw[k].x << 16);
-        acc = fmaf(dq[1], __uint_as_float(oraw[k].x & 0xffff0000u), acc);
-        acc = fmaf(dq[2], __uint_as_float(oraw[k].y << 16), acc);
-        acc = fmaf(dq[3], __uint_as_float(oraw[k].y & 0xffff0000u), acc);
+        const uint2 oraw = *reinterpret_cast<const uint2 *>(p.o + row * kD + lane * 4);
+        float acc = dq[0] * __uint_as_float(oraw.x << 16);
+        acc = fmaf(dq[1], __uint_as_float(oraw.x & 0xffff0000u), acc);
+        acc = fmaf(dq[2], __uint_as_float(oraw.y << 16), acc);
+        acc = fmaf(dq[3], __uint_as_float(oraw.y & 0xffff0000u), acc);
 #pragma unroll
         for (int o = 16; o; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
         if (lane == 0) {
@@ -271,14 +247,15 @@ __global__ void __launch_bounds__(256, FLAMIA_BWD_PRE_MINB) bwd_pre_do(const Pre
         if (any && lane == 0) atomicOr(p.err, 1);
         __syncthreads();
         if (tid < n) { /* row constants, one thread per token (consecutive: coalesced per field) */
+            const size_t row = (size_t)(a + tid) * p.Hq + h;
             float *w = p.rows + (size_t)h * 8 * T + a + tid;
-            const float m = rf_m;
-            const int eq = rf_eq, edo = s_exp[tid];
+            const float m = p.row_frame[row];
+            const int eq = p.qe[row], edo = s_exp[tid];
             w[0] = p.c * flamia_pow2f(eq);
             /* 2^(8 - m): E(t, m) 2^8 = ex2(t) 2^(8 - m) (sm90_exp2.cuh); 0 where that form does not
              * hold (the main kernel then evaluates the split with m from row_frame) */
             w[(size_t)T] = flamia_sm90::exp_frame_direct_ok(m, m - 8.f) ? flamia_pow2f(8 - (int)m) : 0.f;
-            w[2 * (size_t)T] = (float)exp2((double)m - (double)rf_lse / kLn2) * 0.00390625f;
+            w[2 * (size_t)T] = (float)exp2((double)m - (double)p.lse[row] / kLn2) * 0.00390625f;
             w[3 * (size_t)T] = s_delta[tid];
             w[4 * (size_t)T] = flamia_pow2f(edo);
             w[5 * (size_t)T] = __int_as_float(edo);
@@ -301,7 +278,8 @@ struct TrParams {
  * covers it (V^T's layout, sm90_launch.h), so that every document's tiles start 16-byte
  * aligned for TMA; the gaps between documents are written zero. The search that maps
  * positions to tokens is a chain of dependent loads ahead of the CTA's first load: one
- * per kTrSlots heads (v17; one per head cost 16x4096's backward 1.5 %). */
+ * per kTrSlots heads (v17: 191 us at 16x4096, ncu; one search per head took 307 us, the
+ * token-order transpose before document alignment 265 us). */
 #ifndef FLAMIA_BWD_TR_SLOTS
 #define FLAMIA_BWD_TR_SLOTS 8
 #endif
@@ -394,28 +372,15 @@ __device__ __forceinline__ void hadamard_row4(float (&x)[4], int lane, float nor
     for (int e = 0; e < 4; e++) x[e] *= norm;
 }
 
-/* dq_accum [rows][128] -> BF16 dq (rotated back when hadamard): a warp per row, kDqRows
- * rows per warp and step, their loads in flight together (one at a time: 190 us at
- * 16x4096, twice the copy time) */
-constexpr int kDqRows = 4;
+/* dq_accum [rows][128] -> BF16 dq (rotated back when hadamard): one warp per row */
 __global__ void bwd_dq_out(const float4 *acc, uint2 *dq, size_t rows, int hadamard, float had_norm) {
     const int lane = threadIdx.x & 31;
-    const size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
-    for (size_t r0 = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; r0 < rows; r0 += warps * kDqRows) {
-        float4 v[kDqRows];
-#pragma unroll
-        for (int i = 0; i < kDqRows; i++) {
-            const size_t r = r0 + i * warps;
-            if (r < rows) v[i] = acc[r * 32 + lane];
-        }
-#pragma unroll
-        for (int i = 0; i < kDqRows; i++) {
-            const size_t r = r0 + i * warps;
-            if (r >= rows) break;
-            float x[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
-            if (hadamard) hadamard_row4(x, lane, had_norm);
-            dq[r * 32 + lane] = make_uint2(bf16x2(x[0], x[1]), bf16x2(x[2], x[3]));
-        }
+    for (size_t r = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; r < rows;
+         r += ((size_t)gridDim.x * blockDim.x) >> 5) {
+        const float4 v = acc[r * 32 + lane];
+        float x[4] = {v.x, v.y, v.z, v.w};
+        if (hadamard) hadamard_row4(x, lane, had_norm);
+        dq[r * 32 + lane] = make_uint2(bf16x2(x[0], x[1]), bf16x2(x[2], x[3]));
     }
 }
 
