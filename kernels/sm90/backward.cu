@@ -13,7 +13,7 @@
  *                    BF16 kind: do_bf16 copy and D from the BF16 dO.
  *  2. bwd_transpose  qt_codes, kt_codes: the same codes transposed to [H][D][t_vpad] in
  *                    V^T's layout (each document on a 32-token boundary, the gaps zero;
- *                    flamia_sm90_vt_shift) - one payload, two directions (dot_codes unused).
+ *                    flamia_sm90_vt_shift) - one payload, two directions.
  *     dq_accum is zeroed (cudaMemsetAsync).
  *  3. main kernel, one CTA per (128-key tile aligned to the document start, kv head):
  *     grid.x the batch's tile slots (sm90_tiles.cuh), key tile fastest; looping over the
@@ -265,10 +265,10 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
 }
 
 /* ================================================================ 2. transposes */
-struct TrParams {
-    const uint8_t *src[3]; /* [T][H][D] */
-    uint8_t *dst[3];       /* [H][D][t_vpad], documents on 32-token boundaries (flamia_sm90_vt_shift) */
-    int heads[3];
+struct TrParams {         /* [0] Q, [1] K */
+    const uint8_t *src[2]; /* [T][H][D] */
+    uint8_t *dst[2];       /* [H][D][t_vpad], documents on 32-token boundaries (flamia_sm90_vt_shift) */
+    int heads[2];
     const int32_t *cu;
     int num_docs, t_vpad;
 };
@@ -1400,18 +1400,15 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
         TrParams tp;
         tp.src[0] = ws + L.q_codes;
         tp.src[1] = ws + L.k_codes;
-        tp.src[2] = ws + L.do_codes;
         tp.dst[0] = ws + L.qt_codes;
         tp.dst[1] = ws + L.kt_codes;
-        tp.dst[2] = ws + L.dot_codes;
         tp.heads[0] = P->heads_q;
         tp.heads[1] = P->heads_kv;
-        tp.heads[2] = P->heads_q;
         tp.cu = P->cu_seqlens;
         tp.num_docs = P->num_docs;
         tp.t_vpad = L.t_vpad;
-        /* Q^T and K^T (TMA sources of the FP8 kernel); dot_codes stays unwritten: dV takes dO
-         * as F16 rows built in shared memory */
+        /* Q^T and K^T (TMA sources of the FP8 kernel); dO needs no transposed copy: dV takes
+         * the dO codes as F16 rows (do_bf16, MN-major) */
         bwd_transpose<<<dim3((L.t_vpad + 63) / 64, (P->heads_q + P->heads_kv + kTrSlots - 1) / kTrSlots), 256, 0, stream>>>(tp);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }

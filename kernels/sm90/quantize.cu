@@ -71,8 +71,8 @@ constexpr int kThreads = 256;
 
 /* Where token t < T lands in V^T: its document's flamia_sm90_vt_shift and the zero gap V^T
  * has after it (0 inside a document, 1..63 after its last token). One binary search of
- * cu_seqlens (the eleventh session's v7; two per lane before cost mxfp8-exact 0.426 -> 0.507 ms
- * at 16x4096). */
+ * cu_seqlens. The token-block kernel with the Hadamard rotation places its tokens this way;
+ * the per-token kernel cuts V^T's positions instead (1. below). */
 struct VtPlace {
     int shift, gap;
 };
@@ -132,9 +132,9 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
     int a, b;
     if (GRAN == 1 && FP8) {
         /* window w0 is V^T positions [w0, w0 + 32): the tokens of the one document there
-         * (none in a gap), so every V^T row is written as whole 32-byte sectors; the
-         * token-axis windows split a sector between two CTAs wherever a document starts
-         * off a 32-token boundary (logu-64k 0.58 ms vs 0.46 at 16x4096) */
+         * (none in a gap), so every V^T row is written as whole 32-byte sectors; token-axis
+         * windows split a sector between two CTAs wherever a document starts off a 32-token
+         * boundary (eleventh session, v8: logu-64k 0.59 -> 0.43 ms, 16x4096 -8 %) */
         const int d = flamia_sm90::doc_of_vt_position(p.cu, p.num_docs, w0);
         const int c0 = __ldg(p.cu + d), c1 = __ldg(p.cu + d + 1);
         a = min(w0 - flamia_sm90_vt_shift(c0, d), c1);

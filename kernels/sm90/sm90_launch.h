@@ -46,7 +46,6 @@ struct flamia_sm90_problem {
  *                                     both in vt_codes' document-aligned layout (every
  *                                     transposed tile a TMA box from a 32-token boundary)
  *   do_codes   uint8 [T][Hq][D]       dO codes (dP = dO V^T)
- *   dot_codes  uint8 [Hq][D][t_pad]   dO codes transposed (dV = P^T dO)
  *   do_exp     int8 [T][Hq]           dO's per-token block exponent
  *   do_bf16    uint16 [T][Hq][D]      BF16 kind: dO as BF16; FP8 kinds: the dO codes as exact F16
  *                                     values (dV's B operand, loaded by cp.async, no per-tile convert)
@@ -66,12 +65,13 @@ struct flamia_sm90_problem {
  *                                     item), a bit per item and the list of items its second launch
  *                                     recomputes with the split exponential (header and bits zeroed
  *                                     per call; forward.cu)
- * t_pad = T rounded up to 16 (TMA needs 16-byte global strides); t_vpad = V^T's row length,
+ * t_pad = T rounded up to 16 (no region uses it now; kept for dev variants built on older
+ * kernels); t_vpad = V^T's row length,
  * align32(T) + 32 num_docs. */
 struct flamia_sm90_layout {
     size_t err_flag, q_codes, k_codes, v_codes, vt_codes, q_exp, k_exp, v_exp;
     size_t q_bf16, k_bf16, v_bf16, row_frame;
-    size_t qt_codes, kt_codes, do_codes, dot_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, bwd_rows;
+    size_t qt_codes, kt_codes, do_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, bwd_rows;
     size_t fwd_work, total;
     int t_pad, t_vpad;
 };
@@ -161,7 +161,6 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(qt_codes, Hq * D * (size_t)L.t_vpad)
     FLAMIA_REGION(kt_codes, Hk * D * (size_t)L.t_vpad)
     FLAMIA_REGION(do_codes, T * Hq * D)
-    FLAMIA_REGION(dot_codes, Hq * D * (size_t)L.t_pad)
     FLAMIA_REGION(do_exp, T * Hq)
     FLAMIA_REGION(do_bf16, T * Hq * D * 2)
     FLAMIA_REGION(delta, T * Hq * 4)
