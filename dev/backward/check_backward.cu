@@ -214,9 +214,9 @@ int main(int argc, char **argv) {
             uint8_t *codes = ws.data() + codes_off;
             int8_t *ex = (int8_t *)(ws.data() + exp_off);
             uint16_t *bf = (uint16_t *)(ws.data() + bf_off);
+            if (kind == FLAMIA_SM90_BF16) { /* only this kind's workspace has the BF16 operands */
 #pragma omp parallel for
-            for (long i = 0; i < (long)T * H * D; i++) bf[i] = flamia_bf16_bits(x[i]);
-            if (kind == FLAMIA_SM90_BF16) {
+                for (long i = 0; i < (long)T * H * D; i++) bf[i] = flamia_bf16_bits(x[i]);
                 if (xd) *xd = x;
                 return;
             }

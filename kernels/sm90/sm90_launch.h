@@ -37,7 +37,9 @@ struct flamia_sm90_problem {
  *                                     each document starting on a 32-token boundary
  *                                     (flamia_sm90_vt_shift), the gaps between them zero
  *   q_exp, k_exp, v_exp  int8 [T][H]: each token's block exponent (its block's, repeated)
- *   q_bf16, k_bf16, v_bf16  uint16 [T][H][D]: BF16 path operands (after the Hadamard option)
+ *   q_bf16, k_bf16, v_bf16  uint16 [T][H][D]: BF16 path operands (after the Hadamard option);
+ *                                     empty for the FP8 kinds, which never touch them (quantize's
+ *                                     !FP8 path, the forward's BF16 branches, simt_operand<0>)
  *   row_frame  float [T][Hq]: the forward's final integer frame m_i (docs/numerics.md 3.2)
  * Backward (docs/numerics.md 4; written by the backward's own preprocessing unless
  * quantize already wrote them):
@@ -154,9 +156,10 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(q_exp, T * Hq)
     FLAMIA_REGION(k_exp, T * Hk)
     FLAMIA_REGION(v_exp, T * Hk)
-    FLAMIA_REGION(q_bf16, T * Hq * D * 2)
-    FLAMIA_REGION(k_bf16, T * Hk * D * 2)
-    FLAMIA_REGION(v_bf16, T * Hk * D * 2)
+    const size_t bf16_ops = p->kind == FLAMIA_SM90_BF16; /* the FP8 kinds' workspace leaves them out */
+    FLAMIA_REGION(q_bf16, bf16_ops * T * Hq * D * 2)
+    FLAMIA_REGION(k_bf16, bf16_ops * T * Hk * D * 2)
+    FLAMIA_REGION(v_bf16, bf16_ops * T * Hk * D * 2)
     FLAMIA_REGION(row_frame, T * Hq * 4)
     FLAMIA_REGION(qt_codes, Hq * D * (size_t)L.t_vpad)
     FLAMIA_REGION(kt_codes, Hk * D * (size_t)L.t_vpad)

@@ -84,9 +84,14 @@ int main(void) {
     flamia_recipe rec;
     FL(flamia_recipe_preset("mxfp8", &rec));
     flamia_shape sh = {T, nd, dcu, Hq, Hkv, D, 1, 0.0f, max_len(cu, nd)};
-    size_t wsb = 0;
+    size_t wsb = 0, wsb_bf16 = 0;
     FL(flamia_cuda_workspace_size(&rec, &sh, &wsb));
-    uint8_t *ws = dmalloc(wsb);
+    flamia_recipe bf;
+    FL(flamia_recipe_preset("bf16", &bf));
+    FL(flamia_cuda_workspace_size(&bf, &sh, &wsb_bf16)); /* the largest: the graph tests below run bf16 too */
+    EXPECT(wsb_bf16 > wsb, "bf16 workspace %zu not above mxfp8's %zu (the FP8 kinds need no BF16 operands)",
+           wsb_bf16, wsb);
+    uint8_t *ws = dmalloc(wsb_bf16);
     uint16_t *dq = dmalloc(nq * 2 + 64), *dk = dmalloc(nk * 2 + 64), *dv = dmalloc(nk * 2 + 64);
     uint16_t *dO = dmalloc(nq * 2 + 64), *ddo = dmalloc(nq * 2), *ddq = dmalloc(nq * 2);
     uint16_t *ddk = dmalloc(nk * 2), *ddv = dmalloc(nk * 2);
