@@ -10,20 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_common.h" /* EXPECT, failures */
 #include "sm90_launch.h"
 #include "test_inputs.h"
-
-static int failures;
-#define EXPECT(c, ...)                                              \
-    do {                                                            \
-        if (!(c)) {                                                 \
-            if (failures++ < 20) {                                  \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);                       \
-                fputc('\n', stderr);                                \
-            }                                                       \
-        }                                                           \
-    } while (0)
 
 static void check_pack(const char *label, const int32_t *cu, int ndocs, rng_t *r) {
     const int T = cu[ndocs], Hkv = 2, D = 8;

@@ -9,20 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpu_common.h" /* EXPECT, failures */
 #include "sm90_launch.h"
 #include "test_inputs.h"
-
-static int failures;
-#define EXPECT(c, ...)                                              \
-    do {                                                            \
-        if (!(c)) {                                                 \
-            if (failures++ < 20) {                                  \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);                       \
-                fputc('\n', stderr);                                \
-            }                                                       \
-        }                                                           \
-    } while (0)
 
 struct region {
     const char *name;
