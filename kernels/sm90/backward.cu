@@ -290,11 +290,8 @@ __global__ void __launch_bounds__(256) bwd_transpose(const TrParams p) {
     const int p0 = blockIdx.x * 64, tid = threadIdx.x;
     if (tid < 64) { /* the last document starting at or before this position */
         const int pos = p0 + tid;
-        int lo = 0, hi = p.num_docs;
-        while (hi - lo > 1) {
-            const int mid = (lo + hi) >> 1, c = __ldg(p.cu + mid);
-            if (c + flamia_sm90_vt_shift(c, mid) <= pos) lo = mid; else hi = mid;
-        }
+        const int lo = flamia_sm90::last_doc(p.cu, p.num_docs,
+                                             [=](int c, int d) { return flamia_sm90::vt_start(c, d) <= pos; });
         const int c0 = __ldg(p.cu + lo), t = pos - flamia_sm90_vt_shift(c0, lo);
         s_tok[tid] = t < __ldg(p.cu + lo + 1) ? t : -1; /* -1: a gap (or past the last document) */
     }
@@ -748,7 +745,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     const int nit = per_head * p.group;
     /* the document's first position in Q^T / K^T (32-token aligned, bwd_transpose): the
      * transposed tiles' TMA boxes start there */
-    const int tpos = ds + flamia_sm90_vt_shift(ds, doc);
+    const int tpos = vt_start(ds, doc);
 
     /* ---- prologue: K, V (natural order) by cp.async; K^T by TMA; key constants */
     if (tid == 0) {

@@ -30,21 +30,41 @@ struct DocTile {
     int ntiles; /* ceil(len / 128) */
 };
 
-/* The document and tile of `slot`. Every warp calls it for itself (no shared memory, no
+/* The last document d whose start, as `starts_by(cu[d], d)` judges it against the caller's
+ * key, is at or before that key; document 0's always is. Two searches of the same rule:
+ * warp_last_doc - every lane of a warp calls it with the same key (no shared memory, no
  * barrier): a 32-way search, each round one load per lane and a ballot, ~log32(num_docs)
- * rounds of L2-resident loads. Uniform across the warp. */
-__device__ __forceinline__ DocTile doc_tile_of(const int32_t *cu, int num_docs, int slot) {
+ * rounds of L2-resident loads; uniform across the warp. last_doc - one thread's binary
+ * search. */
+template <class StartsBy>
+__device__ __forceinline__ int warp_last_doc(const int32_t *cu, int num_docs, StartsBy starts_by) {
     const int lane = threadIdx.x & 31;
-    int lo = 0, hi = num_docs; /* the answer is the largest d in [lo, hi) with base(d) <= slot */
+    int lo = 0, hi = num_docs; /* the answer is in [lo, hi) */
     while (hi - lo > 1) {
         const int step = (hi - lo + 31) >> 5;
         const int d = lo + lane * step;
-        const bool le = d < hi && __ldg(cu + d) / kTileTokens + d <= slot;
-        const unsigned m = __ballot_sync(0xffffffffu, le);
-        const int k = 31 - __clz(m); /* base(lo) <= slot always: lane 0 is set */
-        lo += k * step;
+        const unsigned m = __ballot_sync(0xffffffffu, d < hi && starts_by(__ldg(cu + d), d));
+        lo += (31 - __clz(m)) * step; /* lane 0 (document lo) is always set */
         hi = min(lo + step, hi);
     }
+    return lo;
+}
+template <class StartsBy>
+__device__ __forceinline__ int last_doc(const int32_t *cu, int num_docs, StartsBy starts_by) {
+    int lo = 0, hi = num_docs; /* the answer is in [lo, hi) */
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) >> 1;
+        if (starts_by(__ldg(cu + mid), mid)) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+/* Document d's first position in V^T, Q^T, K^T (sm90_launch.h): 32-token aligned. */
+__host__ __device__ inline int vt_start(int cu_d, int d) { return cu_d + flamia_sm90_vt_shift(cu_d, d); }
+
+/* The document and tile of `slot` (base(d) = floor(cu[d] / 128) + d). Uniform across the warp. */
+__device__ __forceinline__ DocTile doc_tile_of(const int32_t *cu, int num_docs, int slot) {
+    const int lo = warp_last_doc(cu, num_docs, [=](int c, int d) { return c / kTileTokens + d <= slot; });
     DocTile r;
     const int c0 = __ldg(cu + lo), len = __ldg(cu + lo + 1) - c0;
     r.ntiles = (len + kTileTokens - 1) / kTileTokens;
@@ -53,33 +73,15 @@ __device__ __forceinline__ DocTile doc_tile_of(const int32_t *cu, int num_docs, 
     return r;
 }
 
-/* The document of token t < T: the last d with cu[d] <= t (a binary search, num_docs >= 1). */
+/* The document of token t < T: the last d with cu[d] <= t (one thread, num_docs >= 1). */
 __device__ __forceinline__ int doc_of_token(const int32_t *cu, int num_docs, int t) {
-    int lo = 0, hi = num_docs; /* cu[lo] <= t < cu[hi] */
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) >> 1;
-        if (__ldg(cu + mid) <= t) lo = mid; else hi = mid;
-    }
-    return lo;
+    return last_doc(cu, num_docs, [=](int c, int) { return c <= t; });
 }
 
-/* The document whose V^T range (sm90_launch.h: from cu[d] + flamia_sm90_vt_shift(cu[d], d),
- * 32-token aligned) holds position pos: the last d with that start <= pos. Every lane of
- * the warp calls it: a 32-way search as doc_tile_of's (one round up to 32 documents).
- * Uniform across the warp. */
+/* The document whose V^T range holds position pos: the last d with vt_start <= pos. Every
+ * lane of the warp calls it with the same pos (one round up to 32 documents). */
 __device__ __forceinline__ int doc_of_vt_position(const int32_t *cu, int num_docs, int pos) {
-    const int lane = threadIdx.x & 31;
-    int lo = 0, hi = num_docs;
-    while (hi - lo > 1) {
-        const int step = (hi - lo + 31) >> 5;
-        const int d = lo + lane * step;
-        int c = 0;
-        if (d < hi) c = __ldg(cu + d);
-        const unsigned m = __ballot_sync(0xffffffffu, d < hi && c + flamia_sm90_vt_shift(c, d) <= pos);
-        lo += (31 - __clz(m)) * step; /* document 0 starts at 0 <= pos: lane 0 is set */
-        hi = min(lo + step, hi);
-    }
-    return lo;
+    return warp_last_doc(cu, num_docs, [=](int c, int d) { return vt_start(c, d) <= pos; });
 }
 
 /* 32-token scale blocks (token-block recipes), document aligned, as seen from the window
