@@ -16,13 +16,7 @@
 
 static void check_pack(const char *label, const int32_t *cu, int ndocs, rng_t *r) {
     const int T = cu[ndocs], Hkv = 2, D = 8;
-    struct flamia_sm90_problem pb;
-    memset(&pb, 0, sizeof pb);
-    pb.total_tokens = T;
-    pb.num_docs = ndocs;
-    pb.heads_q = pb.heads_kv = Hkv;
-    pb.head_dim = D;
-    const struct flamia_sm90_layout L = flamia_sm90_layout_of(&pb);
+    const struct flamia_sm90_layout L = gpu_layout_of_kind(FLAMIA_SM90_MXFP8, T, ndocs, Hkv, Hkv, D);
     EXPECT(L.t_vpad % FLAMIA_SM90_VT_ALIGN == 0 && L.t_vpad >= L.t_pad, "%s: t_vpad %d (t_pad %d)", label,
            L.t_vpad, L.t_pad);
     EXPECT(L.q_exp - L.vt_codes >= (size_t)Hkv * D * L.t_vpad, "%s: vt_codes region too small", label);

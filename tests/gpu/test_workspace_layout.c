@@ -20,15 +20,7 @@ struct region {
 
 static void check_shape(const char *label, int T, int ndocs, int Hq, int Hkv, int D, enum flamia_sm90_kind kind,
                         size_t *total) {
-    struct flamia_sm90_problem P;
-    memset(&P, 0, sizeof P);
-    P.total_tokens = T;
-    P.num_docs = ndocs;
-    P.heads_q = Hq;
-    P.heads_kv = Hkv;
-    P.head_dim = D;
-    P.kind = kind;
-    const struct flamia_sm90_layout L = flamia_sm90_layout_of(&P);
+    const struct flamia_sm90_layout L = gpu_layout_of_kind(kind, T, ndocs, Hq, Hkv, D);
     const size_t t = (size_t)T, q = (size_t)Hq, k = (size_t)Hkv, d = (size_t)D, tv = (size_t)L.t_vpad;
     const size_t bf = kind == FLAMIA_SM90_BF16; /* the BF16 operand copies: bf16 kind only */
     const size_t items = q * (size_t)flamia_sm90_tile_slots(T, ndocs);
