@@ -16,16 +16,8 @@
 #     dev/backward/v17_tr_slots.patch@s4=FLAMIA_BWD_TR_SLOTS=4 dev/backward/v17_tr_slots.patch@s16=FLAMIA_BWD_TR_SLOTS=16
 # Usage (device, repo root): bash dev/eleventh_second.sh > $OUT/second.log 2>&1
 export OMP_NUM_THREADS=16
-Q=dev/quantize/bin
 echo "== quantize: v8_vt_windows vs the committed kernel (bytes, then timing)"
-for b in check_quantize check_v8_vt_windows; do
-  timeout 200 $Q/$b check 2>&1 | tail -2 | sed "s/^/$b: /"
-done
-for rep in 1 2; do
-  for b in check_quantize check_v8_vt_windows; do
-    timeout 90 $Q/$b time 16x4096,4x4096,logu-16k,logu-64k 30 2>&1 | grep "^time" | grep -v bf16 | sed "s/^/$b: /"
-  done
-done
+HIDE=bf16 bash dev/quantize/compare.sh check_quantize check_v8_vt_windows
 echo "== backward: committed (v16) vs pre_v16 and v17_tr_slots (bytes, reference, timing)"
 LOGU64K=lens:644,266,4260,1092,55,3420,612,333,161,197,46,18293,66,125,976,20103,124,1142,886,58,140,1162,9359,2016 # data/workloads/catalogue.tsv
 KINDS="mxfp8 exact" TKINDS=mxfp8 LAYOUTS="rand3000:1 4 2 1|rand2000:3 8 2 1" \
@@ -34,9 +26,6 @@ KINDS="mxfp8 exact" TKINDS=mxfp8 LAYOUTS="rand3000:1 4 2 1|rand2000:3 8 2 1" \
 echo "== per-kernel durations (ncu, us)"
 for w in "16x4096 16 16 1" "$LOGU64K 16 16 1"; do
   for b in check_pre_v16 check_backward check_v17_tr_slots; do
-    GPU_FWD=1 timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:"bwd_|quantize" \
-      dev/backward/bin/$b mxfp8 $w none 2 2>/dev/null |
-      awk -v b=$b -v w="${w%% *}" '/Context [0-9]+, Stream/ { k = $0; sub(/^ +(void )?/, "", k); sub(/[<(].*/, "", k); sub(/.*::/, "", k) }
-        /gpu__time_duration.sum/ { printf "%s %s %s %s %s\n", substr(w, 1, 12), b, k, $(NF), $(NF-1) }'
+    GPU_FWD=1 timeout 120 bash dev/ncu_durations.sh "${w:0:12} $b" "bwd_|quantize" dev/backward/bin/$b mxfp8 $w none 2
   done
 done

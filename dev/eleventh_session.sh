@@ -13,16 +13,8 @@
 #   sh dev/backward/build.sh dev/backward/v16_doc_aligned_t.patch
 # Usage (device, repo root): bash dev/eleventh_session.sh 2>&1 | tee $OUT/eleventh.log
 export OMP_NUM_THREADS=16
-Q=dev/quantize/bin
 echo "== quantize: v7_vt_place vs the committed kernel (bytes, then timing)"
-for b in check_quantize check_v7_vt_place; do
-  timeout 200 $Q/$b check 2>&1 | tail -2 | sed "s/^/$b: /"
-done
-for rep in 1 2; do
-  for b in check_quantize check_v7_vt_place; do
-    timeout 90 $Q/$b time 16x4096,4x4096,logu-16k,logu-64k 30 2>&1 | grep "^time" | sed "s/^/$b: /"
-  done
-done
+bash dev/quantize/compare.sh check_quantize check_v7_vt_place
 echo "== backward: v16_doc_aligned_t vs the committed kernel (bytes, reference, timing)"
 LOGU64K=lens:644,266,4260,1092,55,3420,612,333,161,197,46,18293,66,125,976,20103,124,1142,886,58,140,1162,9359,2016 # data/workloads/catalogue.tsv
 KINDS="mxfp8 exact" TKINDS=mxfp8 LAYOUTS="rand3000:1 4 2 1|rand2000:3 8 2 1|3x1024 4 4 0" \

@@ -19,9 +19,6 @@ KINDS="mxfp8 exact" TKINDS="mxfp8 exact" LAYOUTS="rand3000:1 4 2 1|rand2000:3 8 
 echo "== per-kernel durations (ncu, us)"
 for kind in mxfp8 exact; do
   for b in check_v16_head check_backward; do
-    GPU_FWD=1 timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:"bwd_" \
-      dev/backward/bin/$b $kind 16x4096 16 16 1 none 1 2>/dev/null |
-      awk -v b=$b -v w="$kind" '/Context [0-9]+, Stream/ { k = $0; sub(/^ +(void )?/, "", k); sub(/[<(].*/, "", k); sub(/.*::/, "", k) }
-        /gpu__time_duration.sum/ { printf "16x4096 %s %s %s %s %s\n", w, b, k, $(NF), $(NF-1) }'
+    GPU_FWD=1 timeout 120 bash dev/ncu_durations.sh "16x4096 $kind $b" "bwd_" dev/backward/bin/$b $kind 16x4096 16 16 1 none 1
   done
 done
