@@ -14,7 +14,7 @@
  *  2. bwd_transpose  qt_codes, kt_codes: the same codes transposed to [H][D][t_vpad] in
  *                    V^T's layout (each document on a 32-token boundary, the gaps zero;
  *                    flamia_sm90_vt_shift) - one payload, two directions.
- *     dq_accum is zeroed (cudaMemsetAsync).
+ *     (dq_accum and the deterministic mode's turn counters are zeroed by bwd_pre_do.)
  *  3. main kernel, one CTA per (128-key tile aligned to the document start, kv head):
  *     grid.x the batch's tile slots (sm90_tiles.cuh), key tile fastest; looping over the
  *     GQA group's query heads and the query tiles that see the key tile (causal: from
@@ -125,6 +125,8 @@ struct PreParams {
     int8_t *do_exp;
     uint16_t *do_bf16;
     float *delta;
+    float *dq_acc; /* zeroed here for the main kernel */
+    int *dq_turn;  /* deterministic mode only (else null): zeroed here */
     int *err;
     const int32_t *cu;
     int T, Hq, num_docs;
@@ -168,6 +170,14 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
         flamia_sm90::cp_async16(flamia_sm90::smem_u32(&s_io[1][r][q * 8]), p.o + off, true);
     }
     flamia_sm90::cp_async_commit();
+    /* the main kernel's dQ accumulator rows of this window start at zero (and, deterministic
+     * mode, their turn counters): stores while the rows fly, instead of a memset pass over
+     * the whole region (537 MB at 16x4096) */
+    for (int ch = tid; ch < n * (kD / 4); ch += 256) {
+        const int r = ch / (kD / 4), q = ch % (kD / 4);
+        reinterpret_cast<float4 *>(p.dq_acc + ((size_t)(a + r) * p.Hq + h) * kD)[q] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    if (p.dq_turn && tid < n) p.dq_turn[(size_t)(a + tid) * p.Hq + h] = 0;
     float rf_m = 0.f, rf_lse = 0.f; /* the row constants' inputs, in flight with the rows */
     int rf_eq = 0;
     if (GRAN != 0 && tid < n) {
@@ -1406,13 +1416,17 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     pp.lse = lse;
     pp.qe = (const int8_t *)(ws + L.q_exp);
     pp.c = P->softmax_scale * 1.44269504088896341f;
+    float *dq_acc = (float *)(ws + L.dq_accum);
+    int *dq_turn = P->deterministic && !dbg_codes ? (int *)(ws + L.dq_turn) : nullptr;
+    pp.dq_acc = dq_acc;
+    pp.dq_turn = dq_turn;
     const dim3 pgrid((T + 31) / 32, P->heads_q);
     if (P->kind == FLAMIA_SM90_MXFP8) bwd_pre_do<32><<<pgrid, 256, 0, stream>>>(pp);
     else if (P->kind == FLAMIA_SM90_MXFP8_EXACT) bwd_pre_do<1><<<pgrid, 256, 0, stream>>>(pp);
     else bwd_pre_do<0><<<pgrid, 256, 0, stream>>>(pp);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
 
-    /* 2. transposed codes; dq_accum = 0 */
+    /* 2. transposed codes */
     if (fp8) {
         TrParams tp;
         tp.src[0] = ws + L.q_codes;
@@ -1429,12 +1443,6 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
         bwd_transpose<<<dim3((L.t_vpad + 63) / 64, (P->heads_q + P->heads_kv + kTrSlots - 1) / kTrSlots), 256, 0, stream>>>(tp);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
-    float *dq_acc = (float *)(ws + L.dq_accum);
-    const size_t nq = (size_t)T * P->heads_q * kD;
-    if ((e = cudaMemsetAsync(dq_acc, 0, nq * sizeof(float), stream)) != cudaSuccess) return e;
-    int *dq_turn = P->deterministic && !dbg_codes ? (int *)(ws + L.dq_turn) : nullptr;
-    if (dq_turn && (e = cudaMemsetAsync(dq_turn, 0, (size_t)T * P->heads_q * sizeof(int), stream)) != cudaSuccess)
-        return e;
 
     /* 3. main kernel */
     MainParams mp;
