@@ -758,13 +758,17 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     int *sEKp = (int *)(smem + SM::kEKp), *sMisc = (int *)(smem + SM::kMisc);
     uint64_t *sBar = (uint64_t *)(smem + SM::kBar);
 
-    /* grid.x = the packed batch's key tiles (sm90_tiles.cuh: key tile fastest, then
-     * document), kv head slowest: the CTAs resident together work on a few (document,
-     * head) pairs, so the Q / dO tiles they all read and the dq_acc rows they all add into
-     * stay in L2 (document fastest spread them over ~130 pairs, 0.2-0.3 GB) */
-    const DocTile dt = doc_tile_of(p.cu, p.num_docs, blockIdx.x);
+    /* a 1-D grid over (key tile slot, kv head): kv head fastest, then key tile, then
+     * document (sm90_tiles.cuh slots). A document's first key tiles, the CTAs that see the
+     * most query tiles, start together for all heads early in that document's share of
+     * the grid, so the run does not end waiting on a long CTA launched late (kv head
+     * slowest, the order before, left the last head's first key tiles to the end: a
+     * list-scheduling model of the Table A fit put that tail at 1.4-11 % of the backward,
+     * dev/backward/v23_head_fastest.patch). The CTAs resident together still share one or
+     * two documents' Q / dO tiles and dq_acc rows in L2. */
+    const DocTile dt = doc_tile_of(p.cu, p.num_docs, (int)(blockIdx.x / p.Hkv));
     if (dt.doc < 0) return;
-    const int doc = dt.doc, n = dt.tile, hk = blockIdx.y;
+    const int doc = dt.doc, n = dt.tile, hk = (int)(blockIdx.x % p.Hkv);
     const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
     const int k0 = n * 128; /* doc-local first key of the tile */
     const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
@@ -1347,7 +1351,7 @@ static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, co
         if (e != cudaSuccess) return e;
         attr = true;
     }
-    dim3 grid(tile_slots(mp.T, mp.num_docs), mp.Hkv);
+    const unsigned grid = (unsigned)tile_slots(mp.T, mp.num_docs) * (unsigned)mp.Hkv;
     kernel<<<grid, 256, bytes, stream>>>(args...);
     return cudaGetLastError();
 }
