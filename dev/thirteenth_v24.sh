@@ -1,0 +1,13 @@
+#!/bin/bash
+# Prepared in the twelfth session, not run (its device time was spent), ~4 min: backward
+# v24_dq_chains (dQ's key blocks in two in-place chains of two) against the committed kernel.
+# dQ's bytes differ by design (the chain's second block is accumulated by the wgmma), so the
+# checks are the reference PASS lines of the default and deterministic modes; dK / dV bytes
+# are unchanged (compare.sh's cmp covers dQ, dK, dV together and will say DIFFERS).
+# Then the backward's time on 4x4096, 16x4096, 16x1024 and a random pack, alternated.
+# Build here first: sh dev/backward/build.sh dev/backward/v24_dq_chains.patch; carry dev/backward/bin.
+# Usage (device, repo root): bash dev/thirteenth_v24.sh
+export OMP_NUM_THREADS=16
+KINDS="mxfp8 exact" TKINDS=mxfp8 LAYOUTS="rand3000:1 4 2 1|rand2000:3 8 2 1|3x1024 4 4 0" DEFAULT_CHECK=1 \
+  WORKLOADS="4x4096 16 16 1|16x4096 16 16 1|16x1024 16 16 1|rand65536:5 16 16 1" \
+  bash dev/backward/compare.sh check_backward check_v24_dq_chains
