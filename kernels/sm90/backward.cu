@@ -16,10 +16,10 @@
  *                    flamia_sm90_vt_shift) - one payload, two directions.
  *     (dq_accum and the deterministic mode's turn counters are zeroed by bwd_pre_do.)
  *  3. main kernel, one CTA per (128-key tile aligned to the document start, kv head):
- *     grid.x the batch's tile slots (sm90_tiles.cuh), key tile fastest; looping over the
- *     GQA group's query heads and the query tiles that see the key tile (causal: from
- *     the diagonal one). dK, dV stay in
- *     registers; dQ is reduce-added (fp32 atomics) into dq_accum.
+ *     a 1-D grid over the batch's tile slots (sm90_tiles.cuh) x kv heads, kv head fastest;
+ *     looping over the GQA group's query heads and the query tiles that see the key tile
+ *     (causal: from the diagonal one). dK, dV stay in registers; dQ is reduce-added
+ *     (TMA reduce-adds; deterministic mode: FP32 atomics in turn) into dq_accum.
  *       bwd_main_fp8 (mxfp8, mxfp8-exact; the default): FP8 wgmma (QGMMA) for the
  *       products, see "FP8 main kernel" below.
  *       bwd_simt (BF16 kind; FP8 kinds with FLAMIA_SM90_BWD=plain): 32x32 blocks in
