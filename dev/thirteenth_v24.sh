@@ -1,5 +1,5 @@
 #!/bin/bash
-# Prepared in the twelfth session, not run (its device time was spent), ~7 min: backward
+# Prepared in the twelfth session, not run (its device time was spent), ~8 min: backward
 # v24_dq_chains (dQ's key blocks in two in-place chains of two), v25_tr_prmt (bwd_transpose
 # without local memory, byte-permute transpose) and v26_pre_tr_fused (v25 + bwd_pre_do and
 # bwd_transpose in one launch) against the committed kernel.
