@@ -1300,20 +1300,6 @@ __global__ void __launch_bounds__(256, 1)
 
 /* ================================================================ host */
 
-static bool make_map(CUtensorMap *map, void *base, int t_vpad, int H) {
-    flamia_encode_tiled_fn enc = flamia_encode_tiled();
-    if (!enc) return false;
-    const cuuint64_t dims[3] = {(cuuint64_t)t_vpad, (cuuint64_t)kD, (cuuint64_t)H};
-    const cuuint64_t strides[2] = {(cuuint64_t)t_vpad, (cuuint64_t)t_vpad * kD};
-    const cuuint32_t box[3] = {128, kD, 1};
-    const cuuint32_t estr[3] = {1, 1, 1};
-    return enc(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
-/* dq_acc [T][Hq][128] FP32 as a 3-D tensor {dim, head, token}, boxes of 32 dims x 1 head x
- * 64 tokens, 128-byte swizzle: the FP8 kernel's dQ reduce-adds (tokens past T are clipped) */
 static bool make_dq_map(CUtensorMap *map, float *dq_acc, int T, int Hq) {
     flamia_encode_tiled_fn enc = flamia_encode_tiled();
     if (!enc) return false;
@@ -1488,8 +1474,8 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     memset(&mq, 0, sizeof mq);
     memset(&mk, 0, sizeof mk);
     memset(&mdq, 0, sizeof mdq);
-    if (fp8_main && (!make_map(&mq, ws + L.qt_codes, L.t_vpad, P->heads_q) ||
-                     !make_map(&mk, ws + L.kt_codes, L.t_vpad, P->heads_kv) ||
+    if (fp8_main && (!flamia_tma_transposed_codes(&mq, ws + L.qt_codes, L.t_vpad, kD, P->heads_q, 128) ||
+                     !flamia_tma_transposed_codes(&mk, ws + L.kt_codes, L.t_vpad, kD, P->heads_kv, 128) ||
                      !make_dq_map(&mdq, dq_acc, T, P->heads_q)))
         return cudaErrorNotSupported;
     const int nd = P->num_docs, ms = P->max_seqlen;

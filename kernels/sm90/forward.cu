@@ -1053,17 +1053,8 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
     prm.c = P->softmax_scale * 1.44269504088896341f;
     memset(&map, 0, sizeof map);
     prm.use_tma = 0;
-    if (P->kind != FLAMIA_SM90_BF16 && flamia_fwd_use_tma) {
-        flamia_encode_tiled_fn enc = flamia_encode_tiled();
-        const cuuint64_t dims[3] = {(cuuint64_t)L.t_vpad, (cuuint64_t)kD, (cuuint64_t)P->heads_kv};
-        const cuuint64_t strides[2] = {(cuuint64_t)L.t_vpad, (cuuint64_t)L.t_vpad * kD};
-        const cuuint32_t box[3] = {kBN, kD, 1};
-        const cuuint32_t estr[3] = {1, 1, 1};
-        if (enc && enc(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, ws + L.vt_codes, dims, strides, box, estr,
-                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS)
-            prm.use_tma = 1;
-    }
+    if (P->kind != FLAMIA_SM90_BF16 && flamia_fwd_use_tma)
+        prm.use_tma = flamia_tma_transposed_codes(&map, ws + L.vt_codes, L.t_vpad, kD, P->heads_kv, kBN);
 }
 
 cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,
