@@ -309,7 +309,8 @@ struct TrParams {         /* [0] Q, [1] K */
  * aligned for TMA; the gaps between documents are written zero. The search that maps
  * positions to tokens is a chain of dependent loads ahead of the CTA's first load: one
  * per kTrSlots heads (v17: 191 us at 16x4096, ncu; one search per head took 307 us, the
- * token-order transpose before document alignment 265 us). */
+ * token-order transpose before document alignment 265 us). v25's byte-permute read side and
+ * parameter selection without local memory: 187 -> 147 us. */
 #ifndef FLAMIA_BWD_TR_SLOTS
 #define FLAMIA_BWD_TR_SLOTS 8
 #endif
@@ -332,17 +333,25 @@ __global__ void __launch_bounds__(256) bwd_transpose(const TrParams p) {
     int tok[2];
 #pragma unroll
     for (int k = 0; k < 2; k++) tok[k] = s_tok[(tid + 256 * k) >> 3];
+    /* the slot's source, destination and head count by selection, not by indexing the
+     * parameter arrays with a run-time index (that put the parameter block in local memory:
+     * 56 B of stack, an LDL ahead of every row load's address) */
     auto load = [&](int slot, uint4 (&v)[2]) {
-        const int ti = slot >= p.heads[0], h = slot - (ti ? p.heads[0] : 0), H = p.heads[ti];
+        const int ti = slot >= p.heads[0], h = slot - (ti ? p.heads[0] : 0), H = ti ? p.heads[1] : p.heads[0];
+        const uint8_t *src = ti ? p.src[1] : p.src[0];
 #pragma unroll
         for (int k = 0; k < 2; k++) {
             const int q = (tid + 256 * k) & 7;
             v[k] = make_uint4(0, 0, 0, 0);
-            if (tok[k] >= 0) v[k] = *reinterpret_cast<const uint4 *>(p.src[ti] + ((size_t)tok[k] * H + h) * kD + q * 16);
+            if (tok[k] >= 0) v[k] = *reinterpret_cast<const uint4 *>(src + ((size_t)tok[k] * H + h) * kD + q * 16);
         }
     };
     uint4 v[2];
     load(slot0, v);
+    /* the read side of the transpose: thread (dims 4 dg .. 4 dg + 3, tokens 8 tg .. 8 tg + 7)
+     * reads 8 words and transposes two 4 x 4 byte blocks with byte permutes (8 LDS.32 and 16
+     * PRMT for 32 bytes; byte loads took 32 LDS.U8 and their shifts) */
+    const int dg = tid >> 3, tg = tid & 7;
     for (int slot = slot0; slot < slot1; slot++) {
 #pragma unroll
         for (int k = 0; k < 2; k++) {
@@ -354,18 +363,27 @@ __global__ void __launch_bounds__(256) bwd_transpose(const TrParams p) {
         if (slot + 1 < slot1) load(slot + 1, v);
         __syncthreads();
         const int ti = slot >= p.heads[0], h = slot - (ti ? p.heads[0] : 0);
+        uint8_t *dst = ti ? p.dst[1] : p.dst[0];
+        uint32_t out[2][4]; /* [token half][dim]: 4 tokens' bytes of one dim */
 #pragma unroll
-        for (int k = 0; k < 2; k++) {
-            const int ch = tid + 256 * k, d = ch >> 2, c = ch & 3;
-            const int tt = p0 + 16 * c;
-            if (tt >= p.t_vpad) continue;
-            uint32_t w[4];
+        for (int half = 0; half < 2; half++) {
+            uint32_t w[4]; /* rows 8 tg + 4 half + i, dims 4 dg .. 4 dg + 3 */
 #pragma unroll
-            for (int j = 0; j < 4; j++)
-                w[j] = (uint32_t)s[16 * c + 4 * j][d] | ((uint32_t)s[16 * c + 4 * j + 1][d] << 8) |
-                       ((uint32_t)s[16 * c + 4 * j + 2][d] << 16) | ((uint32_t)s[16 * c + 4 * j + 3][d] << 24);
-            *reinterpret_cast<uint4 *>(p.dst[ti] + ((size_t)h * kD + d) * p.t_vpad + tt) = make_uint4(w[0], w[1], w[2], w[3]);
+            for (int i = 0; i < 4; i++) w[i] = *reinterpret_cast<const uint32_t *>(&s[8 * tg + 4 * half + i][4 * dg]);
+            /* 4 x 4 byte transpose: out[d] = bytes d of w[0..3] */
+            const uint32_t a0 = __byte_perm(w[0], w[1], 0x5140), a1 = __byte_perm(w[0], w[1], 0x7362);
+            const uint32_t b0 = __byte_perm(w[2], w[3], 0x5140), b1 = __byte_perm(w[2], w[3], 0x7362);
+            out[half][0] = __byte_perm(a0, b0, 0x5410);
+            out[half][1] = __byte_perm(a0, b0, 0x7632);
+            out[half][2] = __byte_perm(a1, b1, 0x5410);
+            out[half][3] = __byte_perm(a1, b1, 0x7632);
         }
+        const int tt = p0 + 8 * tg;
+        if (tt < p.t_vpad)
+#pragma unroll
+            for (int d = 0; d < 4; d++)
+                *reinterpret_cast<uint2 *>(dst + ((size_t)h * kD + 4 * dg + d) * p.t_vpad + tt) =
+                    make_uint2(out[0][d], out[1][d]);
         __syncthreads();
     }
 }
