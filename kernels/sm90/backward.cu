@@ -1247,7 +1247,6 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         }
     }
 
-    if (!DET && !DBG && wtid == 0) bulk_wait_all(); /* the dQ reduce-adds complete before the CTA exits */
     /* ---- epilogue: dK = scale acc (rotated back when hadamard), dV = 2^(G-14) acc (BF16).
      * Accumulator column c = 8 jn + 2 tq + e: Hadamard stage 1 is e (in the thread),
      * stages 2, 4 are tq (lanes xor 1, 2), stages 8..64 are jn (in the thread). */
@@ -1288,19 +1287,64 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 #pragma unroll
         for (int x = 0; x < 64; x++) dkacc[x] *= p.had_norm;
     }
+    /* dV's factor 2^(G - 14) is the same for the whole CTA: flamia_ldexpf's multiplications
+     * done once for every element (the same products, so the same bytes) rather than its
+     * range checks and branches per element (SASS: ~4,300 instructions of unrolled ldexp,
+     * the epilogue 31 % of the stall samples at 512x128, much of it instruction-cache misses) */
+    {
+        int e = G - 14;
+        while (e > 127) {
 #pragma unroll
-    for (int hh = 0; hh < 2; hh++) {
-        const int j = k0 + rloc[hh];
-        if (DBG || j >= len) continue;
-        const size_t r = ((size_t)(ds + j) * p.Hkv + hk) * kD;
-        uint32_t *dkrow = (uint32_t *)(p.dk + r), *dvrow = (uint32_t *)(p.dv + r);
+            for (int x = 0; x < 64; x++) dvacc[x] *= flamia_pow2f(127);
+            e -= 127;
+        }
+        while (e < -126) {
 #pragma unroll
-        for (int jn = 0; jn < 16; jn++) {
-            const int idx = 4 * jn + 2 * hh;
-            dkrow[4 * jn + tq] = bf16x2(dkacc[idx], dkacc[idx + 1]);
-            dvrow[4 * jn + tq] = bf16x2(flamia_ldexpf(dvacc[idx], G - 14), flamia_ldexpf(dvacc[idx + 1], G - 14));
+            for (int x = 0; x < 64; x++) dvacc[x] *= flamia_pow2f(-126);
+            e += 126;
+        }
+        const float f = flamia_pow2f(e);
+#pragma unroll
+        for (int x = 0; x < 64; x++) dvacc[x] *= f;
+    }
+    /* dK and dV through shared memory (v15 in v28; dev/thirteenth_v28.sh: 512x128 -8 %,
+     * 64x1024 -7 %, 16x4096 -3 %, rand65536:5 -10 % with the dV factor above): 8 stmatrix.x4 into a 16-byte-chunk swizzled
+     * 64 x 128 BF16 tile per warpgroup, then 16-byte row stores (whole 256-byte rows per 16
+     * threads) instead of 32 scattered 4-byte stores per thread and matrix. The K and V
+     * tiles take the staging once both warpgroups' last wgmmas have read them (the CTA
+     * barrier); the dQ staging (F16 dO panel, Q / dO row tiles) is elsewhere. */
+    if (!DBG) {
+        __syncthreads();
+        uint8_t *st = smem + SM::kK + wg * (64 * kD * 2);
+        const int mk = lane >> 3, mrow = wq * 16 + (mk & 1) * 8 + (lane & 7);
+#pragma unroll
+        for (int mat = 0; mat < 2; mat++) {
+            if (mat) bar_named(1 + wg, 128); /* this warpgroup's dK rows are out: the tile takes dV */
+#pragma unroll
+            for (int jn = 0; jn < 16; jn += 2) {
+                uint32_t w[4];
+#pragma unroll
+                for (int q = 0; q < 4; q++) { /* matrices (jn, g), (jn, g + 8), (jn + 1, g), (jn + 1, g + 8) */
+                    const int idx = 4 * (jn + (q >> 1)) + 2 * (q & 1);
+                    w[q] = mat ? bf16x2(dvacc[idx], dvacc[idx + 1]) : bf16x2(dkacc[idx], dkacc[idx + 1]);
+                }
+                const int chunk = jn + (mk >> 1);
+                stmatrix_x4(smem_u32(st + mrow * 256 + ((chunk ^ (mrow & 7)) << 4)), w[0], w[1], w[2], w[3]);
+            }
+            bar_named(1 + wg, 128);
+            uint16_t *dst = mat ? p.dv : p.dk;
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const int id = wtid + 128 * i, r = id >> 4, c = id & 15, j = k0 + wg * 64 + r;
+                if (j < len)
+                    *(uint4 *)(dst + ((size_t)(ds + j) * p.Hkv + hk) * kD + c * 8) =
+                        *(const uint4 *)(st + r * 256 + ((c ^ (r & 7)) << 4));
+            }
         }
     }
+    /* the dQ reduce-adds complete before the CTA exits (their shared-memory staging stays
+     * valid); waited last, so the dK / dV stores go out meanwhile */
+    if (!DET && !DBG && wtid == 0) bulk_wait_all();
 }
 
 template <int KIND, bool DET>
