@@ -74,8 +74,11 @@
  * both warpgroups' dS); the dS block maxima, exponents and dQ factors are warpgroup-local
  * (named barriers), and a query tile costs two more CTA barriers (its loads landed; the
  * previous tile's buffer is free, so the next tile's loads go out right after).
- * STATUS: v9 (fifth session, 2026-11-29): the same bytes as v3 in the deterministic dQ
- * mode, 11.34 ms at 16x4096 mxfp8 (v3 18.1, v6 12.65): docs/perf-notes.md "Backward kernel".
+ * Epilogue: dK scaled (and rotated back), dV times 2^(G - 14), both through shared memory
+ * (stmatrix) and out as whole 256-byte rows.
+ * STATUS: v28 (thirteenth session, 2026-12-01): the same bytes as v3 in the deterministic
+ * dQ mode; 10.18 ms at 16x4096 mxfp8 in the dev harness (v3 18.1, v9 11.34), 8.69 us per
+ * tile pair and ~10 us per CTA less the epilogue's gain: docs/perf-notes.md "Backward kernel".
  */
 #include <cuda.h>
 #include <cuda_bf16.h>
