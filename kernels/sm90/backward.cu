@@ -77,8 +77,9 @@
  * Epilogue: dK scaled (and rotated back), dV times 2^(G - 14), both through shared memory
  * (stmatrix) and out as whole 256-byte rows.
  * STATUS: v28 (thirteenth session, 2026-12-01): the same bytes as v3 in the deterministic
- * dQ mode; 10.18 ms at 16x4096 mxfp8 in the dev harness (v3 18.1, v9 11.34), 8.69 us per
- * tile pair and ~10 us per CTA less the epilogue's gain: docs/perf-notes.md "Backward kernel".
+ * dQ mode; 10.18 ms at 16x4096 mxfp8 in the dev harness (v3 18.1, v9 11.34). Before v28:
+ * 8.69 us per tile pair and 10.4 us per CTA; v28 took 3-5 us off the latter.
+ * docs/perf-notes.md "Backward kernel".
  */
 #include <cuda.h>
 #include <cuda_bf16.h>
