@@ -19,6 +19,12 @@ __device__ __forceinline__ uint32_t flamia_cvt_e4m3x2(float a, float b) {
     return r;
 }
 
+/* flamia_ldexpf out of line, for the exponents outside the normal range (blocks of extreme
+ * magnitude): the rare case is one call at each site instead of ldexpf's loops unrolled into
+ * every element's path, code the hot path has to jump over (the instruction fetch pays:
+ * thirteenth session, docs/perf-notes.md) */
+__device__ __noinline__ inline float flamia_ldexpf_outlined(float x, int e) { return flamia_ldexpf(x, e); }
+
 /* per-halfword unsigned max (sm_90 VIMNMX.U16x2) */
 __device__ __forceinline__ uint32_t flamia_vmax_u16x2(uint32_t a, uint32_t b) {
     uint32_t r;
