@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Sums an ncu source-page CSV (--page source --csv --print-source sass) of one kernel:
 warp-stall samples by opcode and, where the CSV has per-reason columns, by reason; then
-the 40 instructions with the most samples. Usage: stalls.py ncu_sass.csv"""
+the 40 instructions with the most samples; with --bins N, the kernel's SASS in bins of N
+instructions (program order): executed instructions per warp, share of the samples and the
+two largest stall reasons of each bin, which shows how prologue, loop and epilogue split the
+time (thirteenth session: the backward's epilogue was 31 % of a one-pair CTA).
+Usage: stalls.py ncu_sass.csv [--bins N]"""
 import csv, sys
 from collections import Counter
 
@@ -34,3 +38,18 @@ if reasons:
 print("\ntop instructions:")
 for r in sorted(body, key=lambda r: -num(r[samp]))[:40]:
     print(f"  {r[addr] if addr is not None else '':>8s} {num(r[samp]):7.0f}  {r[src].strip()[:90]}")
+
+if "--bins" in sys.argv:
+    n = int(sys.argv[sys.argv.index("--bins") + 1])
+    ex = next((i for i, c in enumerate(head) if c.strip() == "Instructions Executed"), None)
+    # warps per launch: the most executed instruction count of the kernel's first line
+    warps = num(body[0][ex]) if ex is not None else 0
+    print(f"\nby bins of {n} SASS instructions (instructions per launched warp: {warps:.0f} warps ran the first line, idle CTAs included):")
+    for a in range(0, len(body), n):
+        chunk = body[a:a + n]
+        smp = sum(num(r[samp]) for r in chunk)
+        ipw = sum(num(r[ex]) for r in chunk) / warps if ex is not None and warps else 0
+        why = sorted(((sum(num(r[i]) for r in chunk), head[i]) for i in reasons if "Not Issued" not in head[i]),
+                     reverse=True)[:2]
+        print(f"  {a:6d} {ipw:8.1f} {100 * smp / max(total, 1):5.1f} %  " +
+              ", ".join(f"{w[6:] if w.startswith('stall_') else w} {100 * v / max(total, 1):.1f} %" for v, w in why if v))
