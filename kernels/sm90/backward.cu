@@ -669,27 +669,10 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
 
 /* ================================================================ 3b. FP8 wgmma kernel */
 using namespace flamia_sm90; /* sm90_ptx.cuh */
-/* K-major operand descriptor, 128-byte swizzle (rows of 128 bytes, 8-row atoms of 1024 B) */
-__device__ __forceinline__ uint64_t desc_sw128(uint32_t saddr) {
-    uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
-    d |= (uint64_t)(16 >> 4) << 16;
-    d |= (uint64_t)(1024 >> 4) << 32;
-    d |= (uint64_t)1 << 62;
-    return d;
-}
-/* the same with explicit leading / stride byte offsets (MN-major 16-bit B operand) */
-__device__ __forceinline__ uint64_t desc_mn(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
-    uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
-    d |= (uint64_t)((lbo >> 4) & 0x3FFFu) << 16;
-    d |= (uint64_t)((sbo >> 4) & 0x3FFFu) << 32;
-    d |= (uint64_t)1 << 62;
-    return d;
-}
 __device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
     __half2 v = __floats2half2_rn(lo, hi);
     return *reinterpret_cast<uint32_t *>(&v);
 }
-__device__ __forceinline__ uint32_t sw128(int r, int q) { return (uint32_t)(r * 128 + ((q ^ (r & 7)) << 4)); }
 /* query held by row c of a permuted Q / dO tile (forward.cu's perm_key) */
 __device__ __forceinline__ int perm_row(int c) {
     const int e = c & 1, t = (c >> 1) & 3, j = (c >> 3) & 3, b = c >> 5;
@@ -1157,7 +1140,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) {
                 const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-                bwd_wgmma_f16_rs_n128_tb(dvacc, a, desc_mn(aDOh + (h2 * 4 + kk) * 2048, 128 * 128, 1024), 1);
+                bwd_wgmma_f16_rs_n128_tb(dvacc, a, desc_sw128(aDOh + (h2 * 4 + kk) * 2048, 128 * 128, 1024), 1);
             }
             wgmma_commit();
             if (kDkFirst) {

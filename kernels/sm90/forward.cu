@@ -103,16 +103,6 @@ using namespace flamia_sm90; /* PTX helpers: sm90_ptx.cuh */
  * x + 1.5 2^23 is exact and holds x in its low mantissa bits. */
 __device__ __forceinline__ int int_of_integral(float x) { return __float_as_int(x + 12582912.f) - 0x4B400000; }
 
-/* Shared-memory matrix descriptor, 128-byte swizzle (rows of 128 bytes, 8-row atoms). */
-__device__ __forceinline__ uint64_t desc_sw128(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
-    uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
-    d |= (uint64_t)((lbo >> 4) & 0x3FFFu) << 16;
-    d |= (uint64_t)((sbo >> 4) & 0x3FFFu) << 32;
-    d |= (uint64_t)1 << 62;
-    return d;
-}
-/* byte offset of 16-byte chunk q of row r in a 128B-swizzled [rows][128 B] tile */
-__device__ __forceinline__ uint32_t sw128(int r, int q) { return (uint32_t)(r * 128 + ((q ^ (r & 7)) << 4)); }
 
 __device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);

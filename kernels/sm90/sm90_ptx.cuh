@@ -1,7 +1,7 @@
 /*
  * sm90_ptx.cuh - thin inline-PTX wrappers shared by the Hopper kernels: shared-memory
- * addresses, cp.async, mbarriers, TMA tile loads, wgmma fences/commits/waits, register
- * fences, named barriers. One definition each (forward.cu and backward.cu include this).
+ * addresses, cp.async, mbarriers, TMA tile loads, wgmma descriptors, fences/commits/waits,
+ * register fences, named barriers. One definition each (forward.cu and backward.cu include this).
  */
 #ifndef FLAMIA_SM90_PTX_CUH
 #define FLAMIA_SM90_PTX_CUH
@@ -10,6 +10,19 @@
 #include <stdint.h>
 
 namespace flamia_sm90 {
+
+/* wgmma shared-memory matrix descriptor, 128-byte swizzle: start address, leading and
+ * stride byte offsets. K-major 8-bit operands take the defaults (rows of 128 bytes in 8-row
+ * atoms of 1024 B); the backward's MN-major 16-bit B operand passes its own. */
+__device__ __forceinline__ uint64_t desc_sw128(uint32_t saddr, uint32_t lbo = 16, uint32_t sbo = 1024) {
+    uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
+    d |= (uint64_t)((lbo >> 4) & 0x3FFFu) << 16;
+    d |= (uint64_t)((sbo >> 4) & 0x3FFFu) << 32;
+    d |= (uint64_t)1 << 62;
+    return d;
+}
+/* byte offset of 16-byte chunk q of row r in a 128-byte-swizzled [rows][128 B] tile */
+__device__ __forceinline__ uint32_t sw128(int r, int q) { return (uint32_t)(r * 128 + ((q ^ (r & 7)) << 4)); }
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, bool valid) {
