@@ -3,11 +3,16 @@
 # (1) backward v29_pre_dequant against the committed kernel: deterministic-mode bytes (must
 #     be equal), default mode against the reference, the backward's time on short and long
 #     documents, and bwd_pre_do's duration under ncu (before: 619 us at 16x4096 mxfp8);
+# (3) dev/backward/acc_bench: the FP8 wgmma's precision when adding into a live accumulator
+#     over chains of 4..1024 k=32 blocks, against today's zeroed partials (decides
+#     hopper-port.md 1 (c), in-place dK; ~1 s);
 # (2) quantize v9_outlined against the committed kernel: every workspace byte against the
 #     host quantization (the harness's full battery), then the recipes timed, alternated.
 # Build here first (repo root), then carry both bin folders:
 #   sh dev/backward/build.sh dev/backward/v29_pre_dequant.patch
 #   sh dev/quantize/build.sh dev/quantize/v9_outlined.patch
+#   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Ikernels/include -Ikernels/formats \
+#     -Ikernels/sm90 dev/backward/acc_bench.cu -o dev/backward/bin/acc_bench
 #   (remove dev/backward/bin/obj and dev/quantize/bin/obj to stay under the carry limit)
 # Usage (device, repo root): bash dev/fourteenth_first.sh > $OUT/first.log 2>&1
 # Then, with the winners promoted: FLAMIA_GIT_COMMIT=<hash> bash dev/twelfth_final.sh (Table A).
@@ -25,4 +30,6 @@ for b in check_backward check_v29_pre_dequant; do
 done
 stamp "quantize v9"
 WORKLOADS=16x4096,16x1024,logu-16k,logu-64k HIDE=bf16 bash dev/quantize/compare.sh check_quantize check_v9_outlined
+stamp acc_bench
+[ -x dev/backward/bin/acc_bench ] && timeout 60 dev/backward/bin/acc_bench
 stamp done
