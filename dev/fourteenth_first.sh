@@ -3,11 +3,11 @@
 # (1) backward v29_pre_dequant against the committed kernel: deterministic-mode bytes (must
 #     be equal), default mode against the reference, the backward's time on short and long
 #     documents, and bwd_pre_do's duration under ncu (before: 619 us at 16x4096 mxfp8);
+# (2) quantize v9_outlined against the committed kernel: every workspace byte against the
+#     host quantization (the harness's full battery), then the recipes timed, alternated.
 # (3) dev/backward/acc_bench: the FP8 wgmma's precision when adding into a live accumulator
 #     over chains of 4..1024 k=32 blocks, against today's zeroed partials (decides
 #     hopper-port.md 1 (c), in-place dK; ~1 s);
-# (2) quantize v9_outlined against the committed kernel: every workspace byte against the
-#     host quantization (the harness's full battery), then the recipes timed, alternated.
 # Build here first (repo root), then carry both bin folders:
 #   sh dev/backward/build.sh dev/backward/v29_pre_dequant.patch
 #   sh dev/quantize/build.sh dev/quantize/v9_outlined.patch
