@@ -374,13 +374,7 @@ __global__ void __launch_bounds__(256) bwd_transpose(const TrParams p) {
             uint32_t w[4]; /* rows 8 tg + 4 half + i, dims 4 dg .. 4 dg + 3 */
 #pragma unroll
             for (int i = 0; i < 4; i++) w[i] = *reinterpret_cast<const uint32_t *>(&s[8 * tg + 4 * half + i][4 * dg]);
-            /* 4 x 4 byte transpose: out[d] = bytes d of w[0..3] */
-            const uint32_t a0 = __byte_perm(w[0], w[1], 0x5140), a1 = __byte_perm(w[0], w[1], 0x7362);
-            const uint32_t b0 = __byte_perm(w[2], w[3], 0x5140), b1 = __byte_perm(w[2], w[3], 0x7362);
-            out[half][0] = __byte_perm(a0, b0, 0x5410);
-            out[half][1] = __byte_perm(a0, b0, 0x7632);
-            out[half][2] = __byte_perm(a1, b1, 0x5410);
-            out[half][3] = __byte_perm(a1, b1, 0x7632);
+            flamia_transpose_bytes4x4(w[0], w[1], w[2], w[3], out[half]); /* out[half][d]: byte d of w[0..3] */
         }
         const int tt = p0 + 8 * tg;
         if (tt < p.t_vpad)

@@ -621,12 +621,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
     #pragma unroll
                         for (int blk = 0; blk < 4; blk++) {
                             const uint32_t *a = (blk < 2 ? lo : hi) + (blk & 1) * 4;
-                            const uint32_t t0 = __byte_perm(a[0], a[1], 0x5140), t1 = __byte_perm(a[0], a[1], 0x7362);
-                            const uint32_t t2 = __byte_perm(a[2], a[3], 0x5140), t3 = __byte_perm(a[2], a[3], 0x7362);
-                            c[blk][0] = __byte_perm(t0, t2, 0x5410);
-                            c[blk][1] = __byte_perm(t0, t2, 0x7632);
-                            c[blk][2] = __byte_perm(t1, t3, 0x5410);
-                            c[blk][3] = __byte_perm(t1, t3, 0x7632);
+                            flamia_transpose_bytes4x4(a[0], a[1], a[2], a[3], c[blk]);
                         }
     #pragma unroll
                         for (int j = 0; j < 8; j++) {

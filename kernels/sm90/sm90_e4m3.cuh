@@ -19,6 +19,18 @@ __device__ __forceinline__ uint32_t flamia_cvt_e4m3x2(float a, float b) {
     return r;
 }
 
+/* 4 x 4 byte transpose by byte permutes: out[d] holds byte d of w0, w1, w2, w3 (low byte
+ * first). The forward's V^T staging and the backward's Q^T / K^T transpose use it. */
+__device__ __forceinline__ void flamia_transpose_bytes4x4(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,
+                                                          uint32_t (&out)[4]) {
+    const uint32_t a0 = __byte_perm(w0, w1, 0x5140), a1 = __byte_perm(w0, w1, 0x7362);
+    const uint32_t b0 = __byte_perm(w2, w3, 0x5140), b1 = __byte_perm(w2, w3, 0x7362);
+    out[0] = __byte_perm(a0, b0, 0x5410);
+    out[1] = __byte_perm(a0, b0, 0x7632);
+    out[2] = __byte_perm(a1, b1, 0x5410);
+    out[3] = __byte_perm(a1, b1, 0x7632);
+}
+
 /* flamia_ldexpf out of line, for the exponents outside the normal range (blocks of extreme
  * magnitude): the rare case is one call at each site instead of ldexpf's loops unrolled into
  * every element's path, code the hot path has to jump over (the instruction fetch pays:
