@@ -143,8 +143,10 @@ struct PreParams {
 };
 
 /* GRAN: 32 token blocks (mxfp8), 1 per token (exact), 0 BF16. grid (windows of 32, Hq). */
+/* 6 CTAs per SM (40 registers; shared memory allows 6): the dO rows are read again from
+ * shared memory in the second pass rather than held in registers across the exponent barrier */
 template <int GRAN>
-__global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
+__global__ void __launch_bounds__(256, 6) bwd_pre_do(const PreParams p) {
     __shared__ int s_tokbs[64];
     __shared__ float s_amax[64];
     __shared__ int s_exp[64];
@@ -193,24 +195,29 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
     flamia_sm90::cp_async_wait<0>();
     __syncthreads();
     constexpr int RPW = 8; /* rows per warp (8 warps x 8 >= 63) */
-    float x[RPW][4];
+    /* dims 4 lane .. 4 lane + 3 of row r of the window's dO, from shared memory */
+    auto row_x = [&](int r, float (&v)[4]) {
+        const uint2 raw = *reinterpret_cast<const uint2 *>(&s_io[0][r][lane * 4]);
+        v[0] = __uint_as_float(raw.x << 16);
+        v[1] = __uint_as_float(raw.x & 0xffff0000u);
+        v[2] = __uint_as_float(raw.y << 16);
+        v[3] = __uint_as_float(raw.y & 0xffff0000u);
+    };
     bool bad = false;
 #pragma unroll
     for (int k = 0; k < RPW; k++) {
         const int r = warp + 8 * k;
-        x[k][0] = x[k][1] = x[k][2] = x[k][3] = 0.f;
+        float xk[4]; /* one row at a time: the second pass reads the row again */
+        xk[0] = xk[1] = xk[2] = xk[3] = 0.f;
         if (r < n) {
             const uint2 raw = *reinterpret_cast<const uint2 *>(&s_io[0][r][lane * 4]);
-            x[k][0] = __uint_as_float(raw.x << 16);
-            x[k][1] = __uint_as_float(raw.x & 0xffff0000u);
-            x[k][2] = __uint_as_float(raw.y << 16);
-            x[k][3] = __uint_as_float(raw.y & 0xffff0000u);
+            row_x(r, xk);
             if (GRAN == 0) *reinterpret_cast<uint2 *>(p.do_bf16 + ((size_t)(a + r) * p.Hq + h) * kD + lane * 4) = raw;
             float m = 0.f;
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                bad |= !isfinite(x[k][e]);
-                m = fmaxf(m, fabsf(x[k][e]));
+                bad |= !isfinite(xk[e]);
+                m = fmaxf(m, fabsf(xk[e]));
             }
 #pragma unroll
             for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
@@ -240,6 +247,8 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
         const int r = warp + 8 * k;
         if (r >= n) continue; /* warp-uniform */
         const size_t row = (size_t)(a + r) * p.Hq + h;
+        float xk[4];
+        row_x(r, xk);
         float dq[4];
         if (GRAN != 0) {
             const int ex = s_exp[r];
@@ -247,10 +256,10 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
             if (ex <= 126) {
                 const float s = flamia_pow2f(-ex);
 #pragma unroll
-                for (int e = 0; e < 4; e++) y[e] = __fmul_rn(x[k][e], s);
+                for (int e = 0; e < 4; e++) y[e] = __fmul_rn(xk[e], s);
             } else {
 #pragma unroll
-                for (int e = 0; e < 4; e++) y[e] = flamia_ldexpf(x[k][e], -ex);
+                for (int e = 0; e < 4; e++) y[e] = flamia_ldexpf_outlined(xk[e], -ex);
             }
             const uint32_t c = flamia_cvt_e4m3x2(y[0], y[1]) | (flamia_cvt_e4m3x2(y[2], y[3]) << 16);
             *reinterpret_cast<uint32_t *>(p.do_codes + row * kD + lane * 4) = c;
@@ -259,11 +268,25 @@ __global__ void __launch_bounds__(256) bwd_pre_do(const PreParams p) {
             asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h01) : "h"((uint16_t)(c & 0xffffu)));
             asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h23) : "h"((uint16_t)(c >> 16)));
             *reinterpret_cast<uint2 *>(p.do_bf16 + row * kD + lane * 4) = make_uint2(h01, h23);
+            /* the dequantized dO (D uses it): the exact F16 values of the codes times 2^ex,
+             * one multiplication as flamia_e4m3_dequant's flamia_ldexpf does for ex in the
+             * normal range (the same bits); its software decode and range checks, unrolled
+             * for 32 elements, were a third of this kernel's SASS */
+            const float hv[4] = {__low2float(*reinterpret_cast<const __half2 *>(&h01)),
+                                 __high2float(*reinterpret_cast<const __half2 *>(&h01)),
+                                 __low2float(*reinterpret_cast<const __half2 *>(&h23)),
+                                 __high2float(*reinterpret_cast<const __half2 *>(&h23))};
+            if (ex >= -126 && ex <= 127) {
+                const float s = flamia_pow2f(ex);
 #pragma unroll
-            for (int e = 0; e < 4; e++) dq[e] = flamia_e4m3_dequant((uint8_t)(c >> (8 * e)), ex);
+                for (int e = 0; e < 4; e++) dq[e] = hv[e] * s;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; e++) dq[e] = flamia_ldexpf_outlined(hv[e], ex);
+            }
         } else {
 #pragma unroll
-            for (int e = 0; e < 4; e++) dq[e] = x[k][e];
+            for (int e = 0; e < 4; e++) dq[e] = xk[e];
         }
         const uint2 oraw = *reinterpret_cast<const uint2 *>(&s_io[1][r][lane * 4]);
         float acc = dq[0] * __uint_as_float(oraw.x << 16);

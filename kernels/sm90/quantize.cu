@@ -357,7 +357,7 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
                     for (int j = 0; j < 8; j++) y[j] = __fmul_rn(xin[j], sc);
                 } else {
 #pragma unroll
-                    for (int j = 0; j < 8; j++) y[j] = flamia_ldexpf(xin[j], -ex);
+                    for (int j = 0; j < 8; j++) y[j] = flamia_ldexpf_outlined(xin[j], -ex);
                 }
                 const uint32_t lo = flamia_cvt_e4m3x2(y[0], y[1]) | (flamia_cvt_e4m3x2(y[2], y[3]) << 16);
                 const uint32_t hi = flamia_cvt_e4m3x2(y[4], y[5]) | (flamia_cvt_e4m3x2(y[6], y[7]) << 16);
@@ -523,8 +523,8 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
             } else {
 #pragma unroll
                 for (int k = 0; k < 4; k++) {
-                    y[2 * k] = flamia_ldexpf(__uint_as_float(wv[k] << 16), -ex);
-                    y[2 * k + 1] = flamia_ldexpf(__uint_as_float(wv[k] & 0xffff0000u), -ex);
+                    y[2 * k] = flamia_ldexpf_outlined(__uint_as_float(wv[k] << 16), -ex);
+                    y[2 * k + 1] = flamia_ldexpf_outlined(__uint_as_float(wv[k] & 0xffff0000u), -ex);
                 }
             }
             const uint32_t lo = flamia_cvt_e4m3x2(y[0], y[1]) | (flamia_cvt_e4m3x2(y[2], y[3]) << 16);
