@@ -6,4 +6,4 @@
 # Usage (device, repo root): FLAMIA_GIT_COMMIT=<hash> bash dev/twelfth_final.sh > $OUT/final.log 2>&1
 export OMP_NUM_THREADS=16
 KEEP_LOGS=1 LAT_ARGS="--pass-budget 3" bash experiments/latency/device_run.sh tests sanitize ours peers flex
-cd "${OUT:-/tmp/flamia-out}" && tar czf logs.tgz *.log *.txt *.csv 2>/dev/null && rm -f *.log *.txt *.csv
+cd "${OUT:-/tmp/flamia-out}" && f=$(ls *.log *.txt *.csv 2>/dev/null); tar czf logs.tgz $f && rm -f $f
