@@ -21,7 +21,7 @@
  *     (causal: from the diagonal one). dK, dV stay in registers; dQ is reduce-added
  *     (TMA reduce-adds; deterministic mode: FP32 atomics in turn) into dq_accum.
  *       bwd_main_fp8 (mxfp8, mxfp8-exact; the default): FP8 wgmma (QGMMA) for the
- *       products, see "FP8 main kernel" below.
+ *       products, see "FP8 main kernel" in backward_fp8.cu.
  *       bwd_simt (BF16 kind; FP8 kinds with FLAMIA_SM90_BWD=plain): 32x32 blocks in
  *       shared memory, FP32 FMA, the reference's function to FP32 summation order; slow.
  *  4. bwd_dq_out     dq_accum -> BF16 dq.
