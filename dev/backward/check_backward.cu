@@ -1,5 +1,5 @@
 /*
- * check_backward.cu - dev harness for the sm90 backward (kernels/sm90/backward.cu or a
+ * check_backward.cu - dev harness for the sm90 backward (kernels/sm90/backward*.cu or a
  * numbered variant linked in its place): random packed layouts, the REAL quantize and
  * forward kernels (flamia_sm90_quantize, flamia_sm90_forward), then the backward on
  * poisoned outputs, compared with flamia_ref_backward of the same recipe, fed the same

@@ -1,6 +1,6 @@
 /*
  * sm90_launch.h - the contract between the C API plumbing (cuda_api.cu) and the
- * Hopper kernels (quantize.cu, forward.cu, later backward.cu): the problem
+ * Hopper kernels (quantize.cu, forward.cu, backward*.cu): the problem
  * description after validation and the workspace layout both sides index.
  * Included from CUDA C++ only.
  */

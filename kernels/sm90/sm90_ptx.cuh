@@ -1,7 +1,7 @@
 /*
  * sm90_ptx.cuh - thin inline-PTX wrappers shared by the Hopper kernels: shared-memory
  * addresses, cp.async, mbarriers, TMA tile loads, wgmma descriptors, fences/commits/waits,
- * register fences, named barriers. One definition each (forward.cu and backward.cu include this).
+ * register fences, named barriers. One definition each (forward.cu, backward_prep.cu and backward_fp8.cu include this).
  */
 #ifndef FLAMIA_SM90_PTX_CUH
 #define FLAMIA_SM90_PTX_CUH

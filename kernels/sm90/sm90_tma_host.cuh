@@ -1,6 +1,6 @@
 /*
  * sm90_tma_host.cuh - host side of TMA: the driver's cuTensorMapEncodeTiled, fetched
- * once through the runtime (no -lcuda link needed). Shared by forward.cu and backward.cu.
+ * once through the runtime (no -lcuda link needed). Shared by forward.cu and backward_fp8.cu.
  */
 #ifndef FLAMIA_SM90_TMA_HOST_CUH
 #define FLAMIA_SM90_TMA_HOST_CUH

@@ -1,0 +1,819 @@
+/*
+ * backward_fp8.cu - the backward's FP8 wgmma main kernel bwd_main_fp8 (mxfp8, mxfp8-exact;
+ * the default) and its debug instantiation bwd_main_fp8_dbg, with their launches and
+ * tensor maps. backward.cu has the overview (the steps around it, how P is rebuilt).
+ *
+ * FP8 main kernel: 2 consumer warpgroups, warpgroup w owns keys 64w..64w+63 of the
+ * tile. Per query tile (128 queries, 4 operand tiles staged in shared memory:
+ * Q and dO by cp.async with rows permuted as in forward.cu, Q^T and dO^T by TMA),
+ * two sub-steps of 64 queries:
+ *   S^T  = K Q^T     m64n64k32 SS  (row factor 2^eK_j, column factor c 2^eQ_i: exact)
+ *   dP^T = V dO^T    m64n64k32 SS  (row factor 2^eV_j, column factor 2^eDO_i: exact)
+ *   dV  += P^T dO    m64n128k16 F16 RS (HGMMA; A = P^T 2^(eDO - G) as F16 from the S
+ *                                   accumulator, B = the dO codes as exact F16 values,
+ *                                   rows in the staged (permuted) order, MN-major)
+ *   dK  += dS^T Q    m64n128k32 RS
+ *   dQ   = dS K      m64n64k32 SS  (dS codes written to shared memory [query][key]);
+ *                                  warpgroup w computes head dims 64w..64w+63.
+ * Scales along the contraction (numerics.md 4.6 GPU latitude), per product:
+ *   dQ: EXACT option - one k=32 wgmma per 32-key block into a partial accumulator,
+ *       added with the row factor scale 2^(eDS(i, block) + EKmax(i, block)); the A
+ *       operand is the dS code itself (mxfp8: bit-exact), for mxfp8-exact times
+ *       2^(eK_j - EKmax) with EKmax the max eK over the row's VALID keys of the block
+ *       (a prefix max: never depends on later keys, so the exact recipe stays causal).
+ *   dK: EXACT option - one k=32 wgmma per 32-query block into a partial, factor 2^M,
+ *       M = max over the block of eDS + eQ; A = e4m3(dS^ 2^(eQ_i - M)): the dS code
+ *       itself for mxfp8, a fold within 32 rows for mxfp8-exact (per-row eDS, per-token
+ *       eQ; subnormal-only difference).
+ *   (v2, dev/backward/v2_branchfree.patch, folded across the 4 key blocks / 2 query blocks
+ *   instead: measured dQ/dK relL2 1.0e-2..1.4e-2 vs the reference, because a block whose
+ *   scale is 2^s below the step's largest loses its small entries to E4M3 subnormals.)
+ *   dV: P_ij contains the normalizer exp2(m_i - lse_i/ln2), not a power of two: an
+ *       E4M3 operand would re-round P (v2 did: relative <= 2^-4 an element, measured
+ *       dV relL2 2.7e-2). v3 multiplies P 2^(eDO_i - G + 14) in F16 (relative 2^-11;
+ *       G = max eDO over the queries the key tile sees, all heads of the group; the
+ *       +14 keeps P >= 2^-28 2^(G - eDO) normal in F16, the rest is the subnormal
+ *       latitude) by the dO codes, exact in F16. Costs the F16 rate (half of FP8) on
+ *       this one product.
+ * TMA: the transposed tiles (tokens innermost) go by TMA, whose boxes must start 16-byte
+ * aligned: Q^T and K^T hold every document from a 32-token boundary (v16, eleventh
+ * session; before, a document starting off a 16-token boundary had its transposed tiles
+ * built by a shared-memory transpose of the row tiles, 22 % of logu-64k's backward).
+ * Per sub-step the two warpgroups meet at one CTA barrier, before dQ (its operand holds
+ * both warpgroups' dS); the dS block maxima, exponents and dQ factors are warpgroup-local
+ * (named barriers), and a query tile costs two more CTA barriers (its loads landed; the
+ * previous tile's buffer is free, so the next tile's loads go out right after).
+ * Epilogue: dK scaled (and rotated back), dV times 2^(G - 14), both through shared memory
+ * (stmatrix) and out as whole 256-byte rows.
+ * STATUS: v28 (thirteenth session, 2026-12-01): the same bytes as v3 in the deterministic
+ * dQ mode; 10.18 ms at 16x4096 mxfp8 in the dev harness (v3 18.1, v9 11.34). Before v28:
+ * 8.69 us per tile pair and 10.4 us per CTA; v28 took 3-5 us off the latter.
+ * docs/perf-notes.md "Backward kernel".
+ */
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "backward_common.cuh"
+#include "backward_wgmma.cuh"
+#include "flamia_formats.h"
+#include "sm90_e4m3.cuh"
+#include "sm90_exp2.cuh"
+#include "sm90_ptx.cuh"
+#include "sm90_tiles.cuh"
+#include "sm90_tma_host.cuh"
+
+namespace flamia_bwd {
+
+/* 2^e for any int e: 0 below FP32's range (callers only use e <= 127) */
+__device__ __forceinline__ float pow2z(int e) { return e < -149 ? 0.f : flamia_pow2f(e > 127 ? 127 : e); }
+
+/* two E4M3 codes (low byte a) -> two floats, exact */
+__device__ __forceinline__ float2 e4m3x2_to_f2(uint32_t codes16) {
+    uint32_t h2;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"((uint16_t)codes16));
+    __half2 hv = *reinterpret_cast<__half2 *>(&h2);
+    return __half22float2(hv);
+}
+
+/* ================================================================ 3b. FP8 wgmma kernel */
+using namespace flamia_sm90; /* sm90_ptx.cuh */
+__device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+/* query held by row c of a permuted Q / dO tile (forward.cu's perm_key) */
+__device__ __forceinline__ int perm_row(int c) {
+    const int e = c & 1, t = (c >> 1) & 3, j = (c >> 3) & 3, b = c >> 5;
+    return (b << 5) | ((j >> 1) << 4) | (t << 2) | ((j & 1) << 1) | e;
+}
+
+/* query (0..63 in a sub-step) of accumulator column pair j of lane quad tq (tq4 = 4 tq):
+ * perm_row(8 j + 2 tq), written out so that it folds to adds for an unrolled j */
+__device__ __forceinline__ int acc_query(int j, int tq4) {
+    return ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1);
+}
+
+/* 2^e built from the bits, branch-free: 0 for e <= -127 (FP32 subnormal factors only
+ * ever scale values whose E4M3 code is 0 anyway), e <= 127 by construction. */
+__device__ __forceinline__ float pow2b(int e) { return __int_as_float(min(max(e + 127, 0), 254) << 23); }
+
+/* this thread's cp.async copies so far arrive on mbarrier `bar` when they complete (no
+ * pending-count increment: the barrier's expected count includes this thread) */
+__device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint32_t bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
+/* TMA reduce-add of a shared-memory box into global memory (element-wise atomic adds),
+ * tracked by the issuing thread's bulk groups */
+__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
+    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/* this thread's bulk operations have read their shared-memory sources */
+__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+/* ... and completed */
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+/* One step of a butterfly max-reduction of v[0 .. 2 HALF) over lane bit m: the upper lane
+ * keeps columns HALF.., the lower 0..HALF-1 (both in v[0 .. HALF)); the exchanged value is
+ * picked with bit selects (a ?: on the array elements made the compiler index local memory). */
+template <int HALF> __device__ __forceinline__ void butterfly_max_step(float (&v)[16], int lane, int m) {
+    const uint32_t sel = (lane & m) ? 0xffffffffu : 0u;
+#pragma unroll
+    for (int c = 0; c < HALF; c++) {
+        const uint32_t lo = __float_as_uint(v[c]), hi = __float_as_uint(v[c + HALF]);
+        const uint32_t send = hi ^ ((lo ^ hi) & sel), keep = lo ^ hi ^ send;
+        v[c] = fmaxf(__uint_as_float(keep), __shfl_xor_sync(0xffffffffu, __uint_as_float(send), m));
+    }
+}
+
+struct SmemF {
+    static constexpr int kTile = 128 * 128;
+    static constexpr int kK = 0, kV = kK + kTile, kKt = kV + kTile;
+    static constexpr int kBuf = kKt + kTile;                 /* 2 x {Q, dO, Q^T} */
+    static constexpr int kQ = 0, kDO = kTile, kQt = 2 * kTile, kBufBytes = 3 * kTile;
+    static constexpr int kDOh = kBuf + 2 * kBufBytes;        /* dO codes as F16, [128 rows c][128 D], 2 panels */
+    static constexpr int kDS = kDOh + 2 * kTile;             /* 2 x [64][128] dS codes (dQ operand) */
+    static constexpr int kRow = kDS + kTile;                 /* 2 x per query of the tile (natural order): */
+    /* float crow, 2^23+520-m, norm*2^-8, delta, 2^eDO, 2^(eDO-G); int qlim, eq : 8 x 128 x 4 */
+    static constexpr int kRowBytes = 8 * 128 * 4;
+    static constexpr int kAmax = kRow + 2 * kRowBytes;       /* float [8 warps][64]: |dS| max of a warp's 16 keys */
+    static constexpr int kEds = kAmax + 8 * 64 * 4;          /* int [4][64] */
+    static constexpr int kInv = kEds + 4 * 64 * 4;           /* float [4][64]: 2^-eDS */
+    static constexpr int kDqf = kInv + 4 * 64 * 4;           /* float [2][4][64]: scale 2^(eDS + EKmax), dQ partial factor */
+    static constexpr int kIek = kDqf + 2 * 4 * 64 * 4;       /* float [4][64]: 2^-EKmax (dQ operand fold, exact recipe) */
+    static constexpr int kMk = kIek + 4 * 64 * 4;            /* int [4][2] (+pad): dK partial exponent per (key, query) block */
+    static constexpr int kEKp = kMk + 16 * 4;                /* int [128] */
+    static constexpr int kMisc = kEKp + 128 * 4;             /* int [8] */
+    static constexpr int kPvf = kMisc + 8 * 4;               /* float [2 warpgroups][128]: dV operand factor */
+    static constexpr int kBar = kPvf + 2 * 128 * 4;          /* uint64 [4] */
+    static constexpr int kBytes = kBar + 32 + 1024;
+};
+
+/* The FP8 main kernel's body. DBG (flamia_cuda_debug_p_codes, kernel bwd_main_fp8_dbg):
+ * also stores every evaluated pair's recomputed P code at dbg_codes[(h T + i) T + j]
+ * (global token indices) and writes no dK, dV. */
+template <int KIND, bool DBG, bool DET> /* 1 mxfp8, 2 mxfp8-exact; DET: deterministic dQ */
+__device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CUtensorMap &tm_kt,
+                                              const CUtensorMap &tm_dq, const MainParams &p,
+                                              uint8_t *dbg_codes) {
+    using SM = SmemF;
+    constexpr int NOEXP = -1000;
+    extern __shared__ __align__(1024) uint8_t smem_raw[];
+    /* 1024-byte alignment by pointer arithmetic on the shared array itself (keeps the
+     * shared state space visible to the compiler: LDS/STS/ATOMS, not generic accesses) */
+    uint8_t *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
+    float *sAmax = (float *)(smem + SM::kAmax);
+    int *sEds = (int *)(smem + SM::kEds), *sMk = (int *)(smem + SM::kMk);
+    float *sInv = (float *)(smem + SM::kInv), *sDqf = (float *)(smem + SM::kDqf), *sIek = (float *)(smem + SM::kIek);
+    int *sEKp = (int *)(smem + SM::kEKp), *sMisc = (int *)(smem + SM::kMisc);
+    uint64_t *sBar = (uint64_t *)(smem + SM::kBar);
+
+    /* a 1-D grid over (key tile slot, kv head): kv head fastest, then key tile, then
+     * document (sm90_tiles.cuh slots). A document's first key tiles, the CTAs that see the
+     * most query tiles, start together for all heads early in that document's share of
+     * the grid, so the run does not end waiting on a long CTA launched late (kv head
+     * slowest, the order before, left the last head's first key tiles to the end: a
+     * list-scheduling model of the Table A fit put that tail at 1.4-11 % of the backward,
+     * dev/backward/v23_head_fastest.patch). The CTAs resident together still share one or
+     * two documents' Q / dO tiles and dq_acc rows in L2. */
+    const DocTile dt = doc_tile_of(p.cu, p.num_docs, (int)(blockIdx.x / p.Hkv));
+    if (dt.doc < 0) return;
+    const int doc = dt.doc, n = dt.tile, hk = (int)(blockIdx.x % p.Hkv);
+    const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
+    const int k0 = n * 128; /* doc-local first key of the tile */
+    const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
+    const int g = lane >> 2, tq = lane & 3, tq4 = 4 * tq;
+    const int rloc[2] = {wg * 64 + wq * 16 + g, wg * 64 + wq * 16 + g + 8}; /* tile-local keys of my rows */
+    const int kbl = wg * 2 + (wq >> 1);                                      /* my rows' 32-key block */
+    const int mt0 = p.causal ? n : 0, nqt = (len + 127) / 128, per_head = nqt - mt0;
+    const int nit = per_head * p.group;
+    /* the document's first position in Q^T / K^T (32-token aligned, bwd_transpose): the
+     * transposed tiles' TMA boxes start there */
+    const int tpos = vt_start(ds, doc);
+
+    /* ---- prologue: K, V (natural order) by cp.async; K^T by TMA; key constants */
+    if (tid == 0) {
+        for (int b = 0; b < 3; b++) mbar_init(smem_u32(&sBar[b]), 1);
+        mbar_init(smem_u32(&sBar[3]), 256); /* the F16 dO tile: every thread's cp.async */
+        sMisc[0] = NOEXP;
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int ch = tid + i * 256, r = ch >> 3, q = ch & 7;
+        const int tok = ds + k0 + r;
+        const bool ok = tok < p.T;
+        const size_t off = ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16;
+        cp_async16(smem_u32(smem + SM::kK + sw128(r, q)), p.k8 + off, ok);
+        cp_async16(smem_u32(smem + SM::kV + sw128(r, q)), p.v8 + off, ok);
+    }
+    cp_async_commit();
+    if (tid == 0) {
+        const uint32_t bar = smem_u32(&sBar[2]);
+        mbar_expect_tx(bar, 128 * 128);
+        tma_load_3d(smem_u32(smem + SM::kKt), &tm_kt, tpos + k0, 0, hk, bar);
+    }
+    float kf[2], vf[2], ekf[2];
+    int jkv[2];
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++) {
+        const int j = k0 + rloc[hh];
+        kf[hh] = vf[hh] = ekf[hh] = 0.f;
+        jkv[hh] = 0x7fffffff; /* never <= a query limit */
+        if (j < len) {
+            const size_t r = (size_t)(ds + j) * p.Hkv + hk;
+            const int ek = p.ke[r];
+            kf[hh] = ekf[hh] = flamia_pow2f(ek);
+            vf[hh] = flamia_pow2f(p.ve[r]);
+            jkv[hh] = j;
+        }
+    }
+    if (tid < 128) { /* prefix max of eK inside each 32-key block (valid keys only) */
+        const int j = k0 + tid;
+        int x = j < len ? (int)p.ke[(size_t)(ds + j) * p.Hkv + hk] : NOEXP;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int y = __shfl_up_sync(0xffffffffu, x, o);
+            if (lane >= o) x = max(x, y);
+        }
+        sEKp[tid] = x;
+    }
+    { /* G = max eDO over the queries this key tile meets, all heads of the group */
+        const int qs = mt0 * 128;
+        int mx = NOEXP;
+        for (int x = tid; x < (len - qs) * p.group; x += 256) {
+            const int qi = qs + x / p.group, h = hk * p.group + x % p.group;
+            mx = max(mx, (int)p.doe[(size_t)(ds + qi) * p.Hq + h]);
+        }
+#pragma unroll
+        for (int o = 16; o; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        if (lane == 0) atomicMax(&sMisc[0], mx);
+    }
+    __syncthreads();
+    const int G = sMisc[0];
+
+    /* loads of query tile `it` (head, tile) into buffer it & 1: Q, dO rows permuted
+     * (row c holds query perm_row(c)) by cp.async, Q^T and dO^T by TMA, row constants */
+    auto load_tile = [&](int it) {
+        const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
+        uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int ch = tid + i * 256, c = ch >> 3, q = ch & 7;
+            const int tok = ds + q0 + perm_row(c);
+            const bool ok = tok < p.T;
+            const size_t off = ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 16;
+            cp_async16(smem_u32(buf + SM::kQ + sw128(c, q)), p.q8 + off, ok);
+            cp_async16(smem_u32(buf + SM::kDO + sw128(c, q)), p.do8 + off, ok);
+        }
+        if (tid == 0) {
+            const uint32_t bar = smem_u32(&sBar[b]);
+            mbar_expect_tx(bar, 128 * 128);
+            tma_load_3d(smem_u32(buf + SM::kQt), &tm_qt, tpos + q0, 0, h, bar);
+        }
+        { /* row constants of query q0 + r, natural order (SoA: field w at w * 128 + r): the
+             dO preprocessing's record by cp.async; the causal / document limit (field 6)
+             here; rows past the document their neutral values (no P, no dS, eQ excluded from
+             the dK block exponent) */
+            float *row = (float *)(smem + SM::kRow + b * SM::kRowBytes);
+            const int r = tid & 127, i = q0 + r;
+            const bool ok = i < len;
+            const float *src = p.rows + (size_t)h * 8 * p.T + ds + i;
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const int w = (tid >> 7) + 2 * k; /* warpgroup 0: fields 0 2 4 6, 1: 1 3 5 7 */
+                if (w == 6) ((int *)row)[768 + r] = ok ? (p.causal ? i : len - 1) : -1;
+                else if (ok) cp_async4(smem_u32(row + w * 128 + r), src + (size_t)w * p.T, true);
+                else row[w * 128 + r] = w == 1 ? 256.f : w == 7 ? __int_as_float(NOEXP) : 0.f;
+            }
+        }
+    };
+
+    float dkacc[64], dvacc[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++) dkacc[i] = dvacc[i] = 0.f;
+
+    const uint32_t aK = smem_u32(smem + SM::kK), aV = smem_u32(smem + SM::kV), aKt = smem_u32(smem + SM::kKt);
+    load_tile(0);
+    cp_async_commit();
+
+    for (int it = 0; it < nit; it++) {
+        const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
+        asm volatile("cp.async.wait_group 0;\n" ::: "memory"); /* tile it (and K, V) landed: nothing newer in flight */
+        if (!DET && !DBG && wtid == 0) bulk_wait_read_all(); /* dQ staging read before its regions are reloaded */
+        fence_proxy_async();
+        /* every thread's copies of tile it are visible, and every thread is done with tile
+         * it-1, whose buffer ((it+1) & 1) now takes tile it+1 (a whole tile of lead). The
+         * vote: every row of the tile has its direct exponential factor (field 1, staged by
+         * warpgroup 1), so P takes the direct form (sm90_exp2.cuh) for the whole tile. */
+        const bool p_direct = __syncthreads_and(
+            wg == 0 || ((const float *)(smem + SM::kRow + b * SM::kRowBytes))[128 + wtid] != 0.f);
+        { /* dV's B operand for this tile: the dO codes as exact F16 values (written by
+             bwd_pre_do), rows in the staged (permuted) order, MN-major, two 64-dim panels of
+             [128 rows][128 B], 128-byte swizzle; completion on sBar[3]. The buffer is free:
+             the previous tile's dV MMAs and dQ staging reads finished before the barrier. */
+            const uint32_t dh = smem_u32(smem + SM::kDOh);
+            const int h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const int ch = tid + i * 256, r = ch >> 4, cc = ch & 15; /* dims 8cc..8cc+7 */
+                const int tok = ds + q0 + perm_row(r);
+                const bool ok = tok < p.T;
+                cp_async16(dh + (cc >> 3) * (128 * 128) + sw128(r, cc & 7),
+                           p.dof16 + ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + cc * 8, ok);
+            }
+            cp_async_mbar_arrive_noinc(smem_u32(&sBar[3]));
+        }
+        if (it + 1 < nit) {
+            load_tile(it + 1);
+            cp_async_commit();
+        }
+        mbar_wait(smem_u32(&sBar[b]), (uint32_t)((it >> 1) & 1));
+        if (it == 0) mbar_wait(smem_u32(&sBar[2]), 0u);
+
+        uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;
+        const uint32_t aQ = smem_u32(buf + SM::kQ), aDO = smem_u32(buf + SM::kDO);
+        const uint32_t aQt = smem_u32(buf + SM::kQt), aDOh = smem_u32(smem + SM::kDOh);
+        const float *row = (const float *)(smem + SM::kRow + b * SM::kRowBytes);
+        const float *sRc = row, *sRsc = row + 128, *sRnr = row + 256, *sRdl = row + 384, *sRdof = row + 512;
+        const int *sRqlim = (const int *)row + 768, *sReq = (const int *)row + 896;
+        /* dV's operand factor 2^(eDO - G + 14) per query (<= 2^14 1.07 in F16), one copy per
+         * warpgroup, so that only a warpgroup barrier orders it (the record keeps eDO) */
+        float *sPvfW = (float *)(smem + SM::kPvf) + wg * 128;
+        sPvfW[wtid] = q0 + wtid < len ? pow2z(__float_as_int(row[640 + wtid]) - G + 14) : 0.f;
+        bar_named(1 + wg, 128);
+        const float *sRpvf = sPvfW;
+
+        for (int h2 = 0; h2 < 2; h2++) {
+            const int qsub = q0 + h2 * 64;
+            if (qsub >= len) break;
+            float sacc[32], dpacc[32];
+            wgmma_fence();
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                bwd_wgmma_e4m3_ss_n64(sacc, desc_sw128(aK + wg * 8192 + k * 32), desc_sw128(aQ + h2 * 8192 + k * 32), k);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                bwd_wgmma_e4m3_ss_n64(dpacc, desc_sw128(aV + wg * 8192 + k * 32), desc_sw128(aDO + h2 * 8192 + k * 32), k);
+            wgmma_commit();
+            if (h2 == 0) {
+                mbar_wait(smem_u32(&sBar[3]), (uint32_t)(it & 1));
+                fence_proxy_async();
+            }
+            wgmma_wait<0>();
+            reg_fence(sacc);
+            reg_fence(dpacc);
+
+            /* ---- P (forward's codes, final frame), dS (kept in dpacc), dV operand.
+             * Column pair (j, tq) holds queries qn, qn + 1 (qn = perm_row(8j + 2tq), even). */
+            uint32_t pa[16]; /* F16 A fragments of P^T 2^(eDO - G + 14), 4 k-steps of 16 queries */
+            auto p_codes = [&](auto direct_tag) {
+            constexpr bool DIRECT = decltype(direct_tag)::value;
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const int ql = h2 * 64 + acc_query(j, tq4);
+                const float2 cr = *(const float2 *)(sRc + ql), sc = *(const float2 *)(sRsc + ql);
+                const float2 nr = *(const float2 *)(sRnr + ql), dl = *(const float2 *)(sRdl + ql);
+                const float2 dof = *(const float2 *)(sRdof + ql), pvf = *(const float2 *)(sRpvf + ql);
+                const int2 qlim = *(const int2 *)(sRqlim + ql);
+                float2 mfr = make_float2(0.f, 0.f); /* the final frames (split path only) */
+                if (!DIRECT) {
+                    const size_t r0 = (size_t)(ds + q0 + ql) * p.Hq + h;
+                    if (q0 + ql < len) mfr.x = p.row_frame[r0];
+                    if (q0 + ql + 1 < len) mfr.y = p.row_frame[r0 + p.Hq];
+                }
+                float pv[4];
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    float e256[2];
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        /* E(t, m) 2^8 of numerics.md 3.3 as the forward evaluates it (sm90_exp2.cuh):
+                         * ex2(t) 2^(8 - m), or the split where a row's frame needs it; code 0 for
+                         * pairs the causal / document limit excludes (then P = 0 and dS = +-0). */
+                        const float t = (sacc[4 * j + 2 * hh + e] * kf[hh]) * (e ? cr.y : cr.x);
+                        const float E = DIRECT ? exp_frame_direct(t, e ? sc.y : sc.x)
+                                               : exp_frame_split_k63(t, (e ? mfr.y : mfr.x) - 8.f);
+                        e256[e] = jkv[hh] <= (e ? qlim.y : qlim.x) ? E : 0.f;
+                    }
+                    const uint32_t pbc = flamia_cvt_e4m3x2(e256[0], e256[1]);
+                    const float2 pb = e4m3x2_to_f2(pbc);
+                    if (DBG) { /* row = key jkv[hh], column e = query q0 + ql + e */
+#pragma unroll
+                        for (int e = 0; e < 2; e++)
+                            if (jkv[hh] <= (e ? qlim.y : qlim.x))
+                                dbg_codes[((size_t)h * p.T + ds + q0 + ql + e) * p.T + ds + jkv[hh]] =
+                                    (uint8_t)(pbc >> (8 * e));
+                    }
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int idx = 4 * j + 2 * hh + e;
+                        const float P = (e ? pb.y : pb.x) * (e ? nr.y : nr.x);
+                        const float dP = (dpacc[idx] * vf[hh]) * (e ? dof.y : dof.x);
+                        dpacc[idx] = P * (dP - (e ? dl.y : dl.x));
+                        pv[2 * hh + e] = P * (e ? pvf.y : pvf.x);
+                    }
+                }
+                /* k-step kk = j >> 1 (columns 16kk..16kk+15 = rows c of the F16 dO tile):
+                 * regs (row g, cols 2tq..) (row g+8, ..) (row g, 8+2tq..) (row g+8, ..) */
+                pa[4 * (j >> 1) + 2 * (j & 1)] = f16x2(pv[0], pv[1]);
+                pa[4 * (j >> 1) + 2 * (j & 1) + 1] = f16x2(pv[2], pv[3]);
+            }
+            };
+            if (p_direct)
+                p_codes(std::true_type{});
+            else
+                p_codes(std::false_type{});
+            /* ---- dS group maxima: per (query, 32-key block). Each warp reduces its 16 key
+             * rows for its 16 query columns c = 2j + e by a butterfly over the 3 row bits of
+             * the lane (xor 16, 8, 4: each step halves the columns a lane keeps), so lane
+             * (g, tq) ends with columns 2g, 2g + 1 = queries qn(j = g) + {0, 1}; it stores them
+             * in its warp's slot, and the two warps of a 32-key block meet in the reader. */
+            {
+                float v[16];
+#pragma unroll
+                for (int c = 0; c < 16; c++) {
+                    const int j = c >> 1, e = c & 1;
+                    v[c] = fmaxf(fabsf(dpacc[4 * j + e]), fabsf(dpacc[4 * j + 2 + e]));
+                }
+                butterfly_max_step<8>(v, lane, 16);
+                butterfly_max_step<4>(v, lane, 8);
+                butterfly_max_step<2>(v, lane, 4);
+                const int qn = acc_query(g, tq4);
+                *reinterpret_cast<float2 *>(sAmax + (wg * 4 + wq) * 64 + qn) = make_float2(v[0], v[1]);
+            }
+            bar_named(1 + wg, 128);
+            { /* exponent of group (block kb, query ql): thread wtid of warpgroup wg; a warp is
+                 one 32-query block of one key block. Everything here is the warpgroup's own key
+                 blocks: only named (warpgroup) barriers until dQ. */
+                const int kb = wg * 2 + (wtid >> 6), ql = wtid & 63;
+                const float *slot = sAmax + (wg * 4 + 2 * (wtid >> 6)) * 64 + ql; /* its two warps */
+                float a = fmaxf(slot[0], slot[64]);
+                if (KIND == 1)
+#pragma unroll
+                    for (int o = 16; o; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
+                const int e = flamia_fmt_block_exponent(a, 0);
+                const bool valid = a > 0.f;
+                sEds[kb * 64 + ql] = valid ? e : NOEXP;
+                sInv[kb * 64 + ql] = valid ? flamia_pow2f(-e) : 0.f;
+                /* dK partial exponent of (key block kb, query block = this warp): max eDS + eQ */
+                int f = valid ? e + sReq[h2 * 64 + ql] : NOEXP;
+#pragma unroll
+                for (int o = 16; o; o >>= 1) f = max(f, __shfl_xor_sync(0xffffffffu, f, o));
+                if (lane == 0) sMk[kb * 2 + (ql >> 5)] = f;
+                /* dQ partial factor of (query ql, block kb): 2^(eDS + EKmax) scale with EKmax the
+                 * max eK over the row's valid keys of the block (a prefix max); the exact recipe's
+                 * operand fold 2^-EKmax. sDqf per sub-step parity: the other warpgroup may still
+                 * read the previous sub-step's while this one writes. */
+                const int i = qsub + ql;
+                const int last = (p.causal ? min(i, len - 1) : len - 1) - k0; /* last valid key, tile-local */
+                float fq = 0.f, iek = 0.f;
+                if (valid && last >= kb * 32) {
+                    const int ekm = sEKp[min(last, kb * 32 + 31)];
+                    fq = pow2z(e + ekm) * p.scale;
+                    iek = pow2b(-ekm);
+                }
+                sDqf[(h2 * 4 + kb) * 64 + ql] = fq;
+                sIek[kb * 64 + ql] = iek;
+            }
+            bar_named(1 + wg, 128); /* sEds, sInv, sIek, sMk of this warpgroup's key blocks */
+
+            /* ---- dS codes: dK operand (registers), dQ operand (shared memory, [query][key]) */
+            uint8_t *sDS = smem + SM::kDS + h2 * 8192;
+            uint32_t pk[8];
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const int qn = acc_query(j, tq4); /* even */
+                const float2 inv = *(const float2 *)(sInv + kbl * 64 + qn);
+                const float2 iek = *(const float2 *)(sIek + kbl * 64 + qn);
+                const int2 eds = *(const int2 *)(sEds + kbl * 64 + qn);
+                const int2 eq = *(const int2 *)(sReq + h2 * 64 + qn);
+                const int M = sMk[kbl * 2 + (j >> 2)]; /* this k-step's query block */
+                uint32_t kc[2]; /* dK operand codes, rows hh */
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const int idx = 4 * j + 2 * hh;
+                    const uint32_t code = flamia_cvt_e4m3x2(dpacc[idx] * inv.x, dpacc[idx + 1] * inv.y);
+                    uint32_t qc = code; /* dQ operand */
+                    kc[hh] = code;
+                    if (KIND == 2) {
+                        /* mxfp8-exact: dK operand dS^ 2^eQ relative to the block's 2^M, dQ operand
+                         * dS^ 2^(eK_j - EKmax) (a fold within the block). mxfp8 skips both: with one
+                         * exponent per 32x32 dS block and per 32-token Q / K block both factors are
+                         * exactly 1, so both operands are the dS code itself. */
+                        const float2 dsq = e4m3x2_to_f2(code);
+                        const float sck0 = pow2b(eds.x + eq.x - M), sck1 = pow2b(eds.y + eq.y - M);
+                        kc[hh] = flamia_cvt_e4m3x2(dsq.x * sck0, dsq.y * sck1);
+                        qc = flamia_cvt_e4m3x2((dsq.x * ekf[hh]) * iek.x, (dsq.y * ekf[hh]) * iek.y);
+                    }
+                    const int r = rloc[hh];
+                    const int col = (r & 15);
+                    sDS[qn * 128 + (((r >> 4) ^ (qn & 7)) << 4) + col] = (uint8_t)qc;
+                    sDS[(qn + 1) * 128 + (((r >> 4) ^ ((qn + 1) & 7)) << 4) + col] = (uint8_t)(qc >> 8);
+                }
+                const int bb = j >> 2, jj = j & 3;
+                const int base = 4 * bb + ((jj >> 1) << 1);
+                if ((jj & 1) == 0) {
+                    pk[base] = kc[0];
+                    pk[base + 1] = kc[1];
+                } else {
+                    pk[base] |= kc[0] << 16;
+                    pk[base + 1] |= kc[1] << 16;
+                }
+            }
+            fence_proxy_async(); /* sDS -> the async proxy (dQ's wgmma), before the barrier below */
+
+            /* ---- dV += P^T dO; dK += sum over query blocks of 2^M (dS^T Q)_block;
+             * dQ = sum over key blocks of 2^(eDS + EKmax) scale (dS K)_block, one k=32 wgmma
+             * per block into a partial accumulator (numerics.md 4.6, exact option) */
+            reg_fence(pa);
+            reg_fence(pk);
+            reg_fence(dkacc);
+            reg_fence(dvacc);
+            wgmma_fence();
+            /* dK's first query-block partial is issued before dV's four F16 MMAs so that its
+             * scaling runs under them (dV's was the longest wgmma wait); the second one after.
+             * Not in the deterministic kernels: there the order made ptxas spill 164 bytes. */
+            constexpr bool kDkFirst = !DET;
+            float tk0[64];
+            if (kDkFirst) {
+                const uint32_t a[4] = {pk[0], pk[1], pk[2], pk[3]};
+                bwd_wgmma_e4m3_rs_n128(tk0, a, desc_sw128(aQt + h2 * 64), 0);
+                wgmma_commit();
+            }
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) {
+                const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
+                bwd_wgmma_f16_rs_n128_tb(dvacc, a, desc_sw128(aDOh + (h2 * 4 + kk) * 2048, 128 * 128, 1024), 1);
+            }
+            wgmma_commit();
+            if (kDkFirst) {
+                wgmma_wait<1>(); /* dK's first partial landed; dV may still run */
+                reg_fence(tk0);
+                const float f = pow2z(sMk[kbl * 2]);
+#pragma unroll
+                for (int x = 0; x < 64; x++) dkacc[x] = fmaf(tk0[x], f, dkacc[x]);
+            }
+#pragma unroll
+            for (int k = kDkFirst ? 1 : 0; k < 2; k++) {
+                float tk[64];
+                const uint32_t a[4] = {pk[4 * k], pk[4 * k + 1], pk[4 * k + 2], pk[4 * k + 3]};
+                wgmma_fence();
+                bwd_wgmma_e4m3_rs_n128(tk, a, desc_sw128(aQt + h2 * 64 + k * 32), 0);
+                wgmma_commit();
+                wgmma_wait<0>();
+                reg_fence(tk);
+                const float f = pow2z(sMk[kbl * 2 + k]);
+#pragma unroll
+                for (int x = 0; x < 64; x++) dkacc[x] = fmaf(tk[x], f, dkacc[x]);
+            }
+            reg_fence(dvacc);
+            /* dQ's operand holds both warpgroups' dS: the one CTA barrier of the sub-step, after
+             * dV and dK (their operands are this warpgroup's own), so that the other warpgroup
+             * has usually finished its stores by the time this one arrives */
+            __syncthreads();
+            const uint32_t aDS = smem_u32(sDS);
+            float dqacc[32];
+            float fq[2] = {0.f, 0.f};
+#pragma unroll
+            for (int kb = 0; kb < 4; kb++) {
+                float tq32[32];
+                wgmma_fence();
+                bwd_wgmma_e4m3_ss_n64(tq32, desc_sw128(aDS + kb * 32), desc_sw128(aKt + wg * 8192 + kb * 32), 0);
+                wgmma_commit();
+                wgmma_wait<0>();
+                reg_fence(tq32);
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) fq[hh] = sDqf[(h2 * 4 + kb) * 64 + wq * 16 + g + 8 * hh];
+#pragma unroll
+                for (int x = 0; x < 32; x++) {
+                    const float f = fq[(x >> 1) & 1];
+                    dqacc[x] = kb == 0 ? tq32[x] * f : fmaf(tq32[x], f, dqacc[x]);
+                }
+            }
+
+            /* ---- dQ partial: rows = queries (natural order), cols = dims 64 wg + 8j + 2tq */
+            if (!DET && !DBG) {
+                /* v7: staged in shared memory as two [64 queries][32 dims] FP32 boxes (128-byte
+                 * swizzle) and added by two TMA reduce-adds (one thread), instead of 16 FP32x2
+                 * REDs per thread. The staging reuses what sub-step h2 has finished with in both
+                 * warpgroups (barrier C above): rows 64 h2.. of the F16 dO panel wg (dims 0-31)
+                 * and of the Q (wg 0) / dO (wg 1) row tile (dims 32-63). Rows past the document
+                 * add exact zeros (their dS codes are 0) to the next document's rows. */
+                uint8_t *stA = smem + SM::kDOh + wg * (128 * 128) + h2 * 8192;
+                uint8_t *stB = buf + (wg ? SM::kDO : SM::kQ) + h2 * 8192;
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const int row = wq * 16 + g + 8 * hh;
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const int c = 8 * (j & 3) + 2 * tq; /* column inside the 32-dim box */
+                        uint8_t *dst = (j < 4 ? stA : stB) + row * 128 + ((((c >> 2) ^ (row & 7))) << 4) + (c & 3) * 4;
+                        *reinterpret_cast<float2 *>(dst) = make_float2(dqacc[4 * j + 2 * hh], dqacc[4 * j + 2 * hh + 1]);
+                    }
+                }
+                fence_proxy_async();
+                bar_named(1 + wg, 128);
+                if (wtid == 0) {
+                    tma_reduce_add_3d(&tm_dq, smem_u32(stA), 64 * wg, h, ds + qsub);
+                    tma_reduce_add_3d(&tm_dq, smem_u32(stB), 64 * wg + 32, h, ds + qsub);
+                    bulk_commit_group();
+                }
+                continue;
+            }
+            int *turn = DET ? p.dq_turn + (size_t)(ds + qsub) * p.Hq + h : nullptr;
+            if (DET) dq_turn_wait(turn, n);
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++) {
+                const int ql = wq * 16 + g + 8 * hh;
+                const int i = qsub + ql;
+                if (i >= len) continue;
+                float *dst = p.dq_acc + ((size_t)(ds + i) * p.Hq + h) * kD + wg * 64 + 2 * tq;
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    atomicAdd(reinterpret_cast<float2 *>(dst + 8 * j),
+                              make_float2(dqacc[4 * j + 2 * hh], dqacc[4 * j + 2 * hh + 1]));
+            }
+            if (DET) dq_turn_pass(turn, n);
+        }
+    }
+
+    /* ---- epilogue: dK = scale acc (rotated back when hadamard), dV = 2^(G-14) acc (BF16).
+     * Accumulator column c = 8 jn + 2 tq + e: Hadamard stage 1 is e (in the thread),
+     * stages 2, 4 are tq (lanes xor 1, 2), stages 8..64 are jn (in the thread). */
+#pragma unroll
+    for (int x = 0; x < 64; x++) dkacc[x] *= p.scale;
+    if (p.hadamard) {
+#pragma unroll
+        for (int jn = 0; jn < 16; jn++)
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++) {
+                const float a = dkacc[4 * jn + 2 * hh], b = dkacc[4 * jn + 2 * hh + 1];
+                dkacc[4 * jn + 2 * hh] = a + b;
+                dkacc[4 * jn + 2 * hh + 1] = a - b;
+            }
+#pragma unroll
+        for (int st = 0; st < 2; st++) {
+            const int m = 1 << st;
+            const bool upper = (tq & m) != 0;
+#pragma unroll
+            for (int x = 0; x < 64; x++) {
+                const float o = __shfl_xor_sync(0xffffffffu, dkacc[x], m);
+                dkacc[x] = upper ? o - dkacc[x] : dkacc[x] + o;
+            }
+        }
+#pragma unroll
+        for (int st = 0; st < 4; st++) { /* jn stride ls: dims 8 ls */
+            const int ls = 1 << st;
+#pragma unroll
+            for (int jn = 0; jn < 16; jn++)
+                if ((jn & ls) == 0)
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        const float a = dkacc[4 * jn + q], b = dkacc[4 * (jn + ls) + q];
+                        dkacc[4 * jn + q] = a + b;
+                        dkacc[4 * (jn + ls) + q] = a - b;
+                    }
+        }
+#pragma unroll
+        for (int x = 0; x < 64; x++) dkacc[x] *= p.had_norm;
+    }
+    /* dV's factor 2^(G - 14) is the same for the whole CTA: flamia_ldexpf's multiplications
+     * done once for every element (the same products, so the same bytes) rather than its
+     * range checks and branches per element (SASS: ~4,300 instructions of unrolled ldexp,
+     * the epilogue 31 % of the stall samples at 512x128, much of it instruction-cache misses) */
+    {
+        int e = G - 14;
+        while (e > 127) {
+#pragma unroll
+            for (int x = 0; x < 64; x++) dvacc[x] *= flamia_pow2f(127);
+            e -= 127;
+        }
+        while (e < -126) {
+#pragma unroll
+            for (int x = 0; x < 64; x++) dvacc[x] *= flamia_pow2f(-126);
+            e += 126;
+        }
+        const float f = flamia_pow2f(e);
+#pragma unroll
+        for (int x = 0; x < 64; x++) dvacc[x] *= f;
+    }
+    /* dK and dV through shared memory (v15 in v28; dev/thirteenth_v28.sh: 512x128 -8 %,
+     * 64x1024 -7 %, 16x4096 -3 %, rand65536:5 -10 % with the dV factor above): 8
+     * stmatrix.x4 into a 16-byte-chunk swizzled 64 x 128 BF16 tile per warpgroup, then
+     * 16-byte row stores (whole 256-byte rows per 16 threads) instead of 32 scattered 4-byte
+     * stores per thread and matrix. The K and V tiles take the staging once both
+     * warpgroups' last wgmmas have read them (the CTA barrier); the dQ staging (F16 dO
+     * panel, Q / dO row tiles) is elsewhere. */
+    if (!DBG) {
+        __syncthreads();
+        uint8_t *st = smem + SM::kK + wg * (64 * kD * 2);
+        const int mk = lane >> 3, mrow = wq * 16 + (mk & 1) * 8 + (lane & 7);
+#pragma unroll
+        for (int mat = 0; mat < 2; mat++) {
+            if (mat) bar_named(1 + wg, 128); /* this warpgroup's dK rows are out: the tile takes dV */
+#pragma unroll
+            for (int jn = 0; jn < 16; jn += 2) {
+                uint32_t w[4];
+#pragma unroll
+                for (int q = 0; q < 4; q++) { /* matrices (jn, g), (jn, g + 8), (jn + 1, g), (jn + 1, g + 8) */
+                    const int idx = 4 * (jn + (q >> 1)) + 2 * (q & 1);
+                    w[q] = mat ? bf16x2(dvacc[idx], dvacc[idx + 1]) : bf16x2(dkacc[idx], dkacc[idx + 1]);
+                }
+                const int chunk = jn + (mk >> 1);
+                stmatrix_x4(smem_u32(st + mrow * 256 + ((chunk ^ (mrow & 7)) << 4)), w[0], w[1], w[2], w[3]);
+            }
+            bar_named(1 + wg, 128);
+            uint16_t *dst = mat ? p.dv : p.dk;
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const int id = wtid + 128 * i, r = id >> 4, c = id & 15, j = k0 + wg * 64 + r;
+                if (j < len)
+                    *(uint4 *)(dst + ((size_t)(ds + j) * p.Hkv + hk) * kD + c * 8) =
+                        *(const uint4 *)(st + r * 256 + ((c ^ (r & 7)) << 4));
+            }
+        }
+    }
+    /* the dQ reduce-adds complete before the CTA exits (their shared-memory staging stays
+     * valid); waited last, so the dK / dV stores go out meanwhile */
+    if (!DET && !DBG && wtid == 0) bulk_wait_all();
+}
+
+template <int KIND, bool DET>
+__global__ void __launch_bounds__(256, 1)
+    bwd_main_fp8(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
+                 const __grid_constant__ CUtensorMap tm_dq, const MainParams p) {
+    bwd_main_body<KIND, false, DET>(tm_qt, tm_kt, tm_dq, p, nullptr);
+}
+template <int KIND>
+__global__ void __launch_bounds__(256, 1)
+    bwd_main_fp8_dbg(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
+                     const MainParams p, uint8_t *dbg_codes) {
+    bwd_main_body<KIND, true, false>(tm_qt, tm_kt, tm_qt /* unused: DBG adds dQ by REDs */, p, dbg_codes);
+}
+
+/* ================================================================ host */
+
+static bool make_dq_map(CUtensorMap *map, float *dq_acc, int T, int Hq) {
+    flamia_encode_tiled_fn enc = flamia_encode_tiled();
+    if (!enc) return false;
+    const cuuint64_t dims[3] = {(cuuint64_t)kD, (cuuint64_t)Hq, (cuuint64_t)T};
+    const cuuint64_t strides[2] = {(cuuint64_t)kD * 4, (cuuint64_t)Hq * kD * 4};
+    const cuuint32_t box[3] = {32, 1, 64};
+    const cuuint32_t estr[3] = {1, 1, 1};
+    return enc(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, dq_acc, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+/* One CTA per (128-key tile, document, kv head) with the FP8 main kernel's shared memory;
+ * `attr` remembers, per kernel instantiation, that the size limit was raised. */
+template <typename... KernelArgs, typename... Args>
+static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, const MainParams &mp,
+                                   cudaStream_t stream, Args... args) {
+    const int bytes = SmemF::kBytes;
+    if (!attr) {
+        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (e != cudaSuccess) return e;
+        attr = true;
+    }
+    const unsigned grid = (unsigned)tile_slots(mp.T, mp.num_docs) * (unsigned)mp.Hkv;
+    kernel<<<grid, 256, bytes, stream>>>(args...);
+    return cudaGetLastError();
+}
+template <int KIND, bool DET>
+static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
+                              const CUtensorMap &mdq, cudaStream_t stream) {
+    static bool attr = false;
+    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, stream, mq, mk, mdq, mp);
+}
+template <int KIND> static cudaError_t launch_fp8_dbg(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
+                                                      uint8_t *codes, cudaStream_t stream) {
+    static bool attr = false;
+    return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, stream, mq, mk, mp, codes);
+}
+
+cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainParams &mp, uint8_t *qt_codes,
+                            uint8_t *kt_codes, int t_vpad, uint8_t *dbg_codes, cudaStream_t stream) {
+    /* the kernel (and its debug twin) read Q^T, K^T through these maps */
+    CUtensorMap mq, mk, mdq;
+    if (!flamia_tma_transposed_codes(&mq, qt_codes, t_vpad, kD, mp.Hq, 128) ||
+        !flamia_tma_transposed_codes(&mk, kt_codes, t_vpad, kD, mp.Hkv, 128) || !make_dq_map(&mdq, mp.dq_acc, mp.T, mp.Hq))
+        return cudaErrorNotSupported;
+    if (dbg_codes)
+        return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, mq, mk, dbg_codes, stream)
+                                         : launch_fp8_dbg<2>(mp, mq, mk, dbg_codes, stream);
+    return kind == FLAMIA_SM90_MXFP8
+               ? (det ? launch_fp8<1, true>(mp, mq, mk, mdq, stream) : launch_fp8<1, false>(mp, mq, mk, mdq, stream))
+               : (det ? launch_fp8<2, true>(mp, mq, mk, mdq, stream) : launch_fp8<2, false>(mp, mq, mk, mdq, stream));
+}
+
+} // namespace flamia_bwd

@@ -1,0 +1,80 @@
+/*
+ * backward_launch.h - the interface between the backward's host orchestration (backward.cu)
+ * and its kernel translation units: the kernels' parameter blocks and one host launch
+ * function per step. The kernel templates are instantiated only in their own TU, behind
+ * these non-template functions, so each kernel's device code is compiled there alone.
+ */
+#ifndef FLAMIA_SM90_BACKWARD_LAUNCH_H
+#define FLAMIA_SM90_BACKWARD_LAUNCH_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sm90_launch.h"
+
+namespace flamia_bwd {
+
+constexpr int kD = 128;
+
+/* 1. dO (bwd_pre_do) */
+struct PreParams {
+    const uint16_t *dout, *o;
+    uint8_t *do_codes;
+    int8_t *do_exp;
+    uint16_t *do_bf16;
+    float *delta;
+    float *dq_acc; /* zeroed here for the main kernel */
+    int *dq_turn;  /* deterministic mode only (else null): zeroed here */
+    int *err;
+    const int32_t *cu;
+    int T, Hq, num_docs;
+    /* FP8 kinds: the main kernel's row constants (layout bwd_rows) from the forward's final
+     * frame, lse, eQ and this kernel's D and eDO */
+    float *rows;
+    const float *row_frame, *lse;
+    const int8_t *qe;
+    float c;
+};
+
+/* 2. transposes (bwd_transpose) */
+struct TrParams {         /* [0] Q, [1] K */
+    const uint8_t *src[2]; /* [T][H][D] */
+    uint8_t *dst[2];       /* [H][D][t_vpad], documents on 32-token boundaries (flamia_sm90_vt_shift) */
+    int heads[2];
+    const int32_t *cu;
+    int num_docs, t_vpad;
+};
+
+/* 3. main kernel (bwd_simt, bwd_main_fp8) */
+struct MainParams {
+    const uint8_t *q8, *k8, *v8, *do8;
+    const int8_t *qe, *ke, *ve, *doe;
+    const uint16_t *qb, *kb, *vb, *dob;
+    const float *row_frame, *lse, *delta;
+    const float *rows; /* FP8 main kernel: the row constants (layout bwd_rows) */
+    const uint16_t *dof16; /* FP8 main kernel: the dO codes as F16 values (region do_bf16) */
+    float *dq_acc;
+    int *dq_turn; /* deterministic dQ (DET kernels): the turn counters, zeroed per call */
+    uint16_t *dk, *dv;
+    const int32_t *cu;
+    int T, Hq, Hkv, group, causal, hadamard;
+    int num_docs; /* FP8 main kernel: its grid.x is the batch's tile slots (sm90_tiles.cuh) */
+    float c, scale, had_norm;
+};
+
+/* backward_prep.cu */
+cudaError_t launch_pre_do(enum flamia_sm90_kind kind, const PreParams &pp, cudaStream_t stream);
+cudaError_t launch_transpose(const TrParams &tp, cudaStream_t stream);
+cudaError_t launch_dq_out(const float *dq_acc, uint16_t *dq, size_t rows, int hadamard, cudaStream_t stream);
+/* backward_simt.cu; det: deterministic dQ (mp.dq_turn) */
+cudaError_t launch_main_simt(enum flamia_sm90_kind kind, bool det, const MainParams &mp, int num_docs, int max_seqlen,
+                             cudaStream_t stream);
+/* backward_fp8.cu, FP8 kinds: Q^T, K^T (t_vpad positions a row) read by TMA; dbg_codes != NULL:
+ * the debug instantiation (flamia_sm90_backward_debug) */
+cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainParams &mp, uint8_t *qt_codes,
+                            uint8_t *kt_codes, int t_vpad, uint8_t *dbg_codes, cudaStream_t stream);
+
+} // namespace flamia_bwd
+
+#endif
