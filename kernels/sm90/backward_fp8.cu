@@ -45,9 +45,10 @@
  * previous tile's buffer is free, so the next tile's loads go out right after).
  * Epilogue: dK scaled (and rotated back), dV times 2^(G - 14), both through shared memory
  * (stmatrix) and out as whole 256-byte rows.
- * STATUS: v28 (thirteenth session, 2026-12-01): the same bytes as v3 in the deterministic
- * dQ mode; 10.18 ms at 16x4096 mxfp8 in the dev harness (v3 18.1, v9 11.34). Before v28:
- * 8.69 us per tile pair and 10.4 us per CTA; v28 took 3-5 us off the latter.
+ * STATUS: v30 (fourteenth session, 2026-12-01; the prologue's G for mxfp8 from one row
+ * per 32-token block): the same bytes as v3 in the deterministic dQ mode; 10.01 ms at
+ * 16x4096 mxfp8 in the dev harness for the whole backward (v3 18.1, v9 11.34, v28 10.18).
+ * The main kernel costs ~8.7 us per tile pair against ~2 us of tensor work.
  * docs/perf-notes.md "Backward kernel".
  */
 #include <cuda.h>
@@ -246,11 +247,14 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         }
         sEKp[tid] = x;
     }
-    { /* G = max eDO over the queries this key tile meets, all heads of the group */
-        const int qs = mt0 * 128;
+    { /* G = max eDO over the queries this key tile meets, all heads of the group. mxfp8:
+         one read per 32-token document block (bwd_pre_do gives every row of a block the
+         block's exponent, and qs is a block start), 1/32 of the rows' loads */
+        constexpr int STEP = KIND == 1 ? 32 : 1;
+        const int qs = mt0 * 128, nq = (len - qs + STEP - 1) / STEP;
         int mx = NOEXP;
-        for (int x = tid; x < (len - qs) * p.group; x += 256) {
-            const int qi = qs + x / p.group, h = hk * p.group + x % p.group;
+        for (int x = tid; x < nq * p.group; x += 256) {
+            const int qi = qs + (x / p.group) * STEP, h = hk * p.group + x % p.group;
             mx = max(mx, (int)p.doe[(size_t)(ds + qi) * p.Hq + h]);
         }
 #pragma unroll
