@@ -104,7 +104,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     pp.c = P->softmax_scale * 1.44269504088896341f;
     float *dq_acc = (float *)(ws + L.dq_accum);
     int *dq_turn = P->deterministic && !dbg_codes ? (int *)(ws + L.dq_turn) : nullptr;
-    pp.dq_acc = dq_acc;
+    pp.dq_acc = P->dq_zero_in_forward ? nullptr : dq_acc; /* else the forward zeroed it */
     pp.dq_turn = dq_turn;
     if ((e = launch_pre_do(P->kind, pp, stream)) != cudaSuccess) return e;
 

@@ -24,7 +24,7 @@ struct PreParams {
     int8_t *do_exp;
     uint16_t *do_bf16;
     float *delta;
-    float *dq_acc; /* zeroed here for the main kernel */
+    float *dq_acc; /* zeroed here for the main kernel; null: already zero (the forward did it) */
     int *dq_turn;  /* deterministic mode only (else null): zeroed here */
     int *err;
     const int32_t *cu;

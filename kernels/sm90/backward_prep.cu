@@ -54,7 +54,8 @@ __global__ void __launch_bounds__(256, 6) bwd_pre_do(const PreParams p) {
     flamia_sm90::cp_async_commit();
     /* the main kernel's dQ accumulator rows of this window start at zero (and, deterministic
      * mode, their turn counters): stores while the rows fly, instead of a memset pass over
-     * the whole region (537 MB at 16x4096) */
+     * the whole region (537 MB at 16x4096); null: the training call's forward did it */
+    if (p.dq_acc)
     for (int ch = tid; ch < n * (kD / 4); ch += 256) {
         const int r = ch / (kD / 4), q = ch % (kD / 4);
         reinterpret_cast<float4 *>(p.dq_acc + ((size_t)(a + r) * p.Hq + h) * kD)[q] = make_float4(0.f, 0.f, 0.f, 0.f);

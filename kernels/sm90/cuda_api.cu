@@ -11,6 +11,7 @@
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "flamia.h"
@@ -100,6 +101,17 @@ flamia_status recipe_kind(const char *fn, const flamia_recipe *r, enum flamia_sm
 
 /* flamia_cuda_set_deterministic: read when a call is prepared (enqueued) */
 int g_deterministic = 0;
+
+/* FLAMIA_SM90_DQ_ZERO=fwd (experimental, off by default; read once): the training call's
+ * forward zeroes dq_accum instead of bwd_pre_do (docs/perf-notes.md, fourteenth session) */
+int dq_zero_in_forward() {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("FLAMIA_SM90_DQ_ZERO");
+        v = e && !strcmp(e, "fwd");
+    }
+    return v;
+}
 
 /* Recipe + shape + device -> validated problem. */
 flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape *s, int training,
@@ -310,6 +322,7 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
                            fn);
     if ((st = check_pending(fn))) return st;
     const cudaStream_t cs = (cudaStream_t)stream;
+    P.dq_zero_in_forward = dq_zero_in_forward();
     if ((st = quantize_checked(fn, &P, q, k, v, workspace, cs)) ||
         (st = forward_checked(fn, &P, workspace, o, lse, cs)))
         return st;

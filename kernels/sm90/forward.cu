@@ -87,6 +87,7 @@ struct Params {
      * the counters, a bit per item (set: in the list) and the list of items the split kernel
      * recomputes */
     int *work;
+    float *dq_zero; /* non-null (train_step, P->dq_zero_in_forward): dq_accum, zeroed per item */
 };
 /* Work items whose rows leave the direct exponential's range (sm90_exp2.cuh) are recomputed
  * with the split by a second launch of the same kernel (SPLIT): a per-tile branch between
@@ -698,7 +699,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
                 sRec[QB + qb] = make_int4(wcur, 0, 0, 0);
             }
             mbar_arrive(smem_u32(&sQFull[qb]));
-
             if (vt_tma) {
                 for (int it = 1; it < nvis; it++) issue(it); /* arrivals: cp.async (K), plain (cols), TMA (V); tile 0: above */
             } else if (NSTG == 2) {
@@ -721,6 +721,16 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
                     finish(it);
                     named_sync(3, 128);
                 }
+            }
+            /* the training call's dq_accum rows of this item zeroed for the backward's
+             * reduce-adds: stores that hide under the softmax-bound loop, instead of a third of
+             * bwd_pre_do's bytes; one 512-byte row per warp store, streaming (evict first); after
+             * the item's loads, where its other values are dead (before them: 16 B more stack) */
+            if (!SPLIT && p.dq_zero) {
+                const int rows = min(kBM, len - q0);
+                float4 *row = reinterpret_cast<float4 *>(p.dq_zero) + ((size_t)(ds + q0 + (pt >> 5)) * p.Hq + h) * (kD / 4) + (pt & 31);
+                for (int r = pt >> 5; r < rows; r += 4, row += (size_t)4 * p.Hq * (kD / 4))
+                    __stcs(row, make_float4(0.f, 0.f, 0.f, 0.f));
             }
             g += nvis;
             advance();
@@ -1026,6 +1036,7 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
     prm.vb = (const uint16_t *)(ws + L.v_bf16);
     prm.row_frame = (float *)(ws + L.row_frame);
     prm.work = (int *)(ws + L.fwd_work);
+    prm.dq_zero = P->dq_zero_in_forward ? (float *)(ws + L.dq_accum) : nullptr;
     prm.o = o;
     prm.lse = lse;
     prm.cu = P->cu_seqlens;
