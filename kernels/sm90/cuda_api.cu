@@ -102,13 +102,15 @@ flamia_status recipe_kind(const char *fn, const flamia_recipe *r, enum flamia_sm
 /* flamia_cuda_set_deterministic: read when a call is prepared (enqueued) */
 int g_deterministic = 0;
 
-/* FLAMIA_SM90_DQ_ZERO=fwd (experimental, off by default; read once): the training call's
- * forward zeroes dq_accum instead of bwd_pre_do (docs/perf-notes.md, fourteenth session) */
+/* The training call's forward zeroes dq_accum for the backward (its stores hide under the
+ * forward's softmax-bound loop), instead of bwd_pre_do; FLAMIA_SM90_DQ_ZERO=bwd (read once)
+ * keeps the zeroing in bwd_pre_do, as flamia_cuda_backward always does (docs/perf-notes.md,
+ * "Backward kernel, fourteenth session") */
 int dq_zero_in_forward() {
     static int v = -1;
     if (v < 0) {
         const char *e = getenv("FLAMIA_SM90_DQ_ZERO");
-        v = e && !strcmp(e, "fwd");
+        v = !(e && !strcmp(e, "bwd"));
     }
     return v;
 }

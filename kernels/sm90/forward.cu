@@ -87,7 +87,7 @@ struct Params {
      * the counters, a bit per item (set: in the list) and the list of items the split kernel
      * recomputes */
     int *work;
-    float *dq_zero; /* non-null (train_step, P->dq_zero_in_forward): dq_accum, zeroed per item */
+    float *dq_zero; /* non-null (train_step, P->dq_zero_in_forward): dq_accum, zeroed per item by the DQZ kernels */
 };
 /* Work items whose rows leave the direct exponential's range (sm90_exp2.cuh) are recomputed
  * with the split by a second launch of the same kernel (SPLIT): a per-tile branch between
@@ -416,7 +416,7 @@ __device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)
  * take items from the records until the end record (length < 0), so the next item's Q,
  * row constants and first tiles load under this item's last tiles and epilogue instead of
  * in a new CTA's prologue. */
-template <int KIND, int S, bool PP, bool DBG, bool SPLIT>
+template <int KIND, int S, bool PP, bool DBG, bool SPLIT, bool DQZ = false>
 __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Params &p, const DbgOut &dbg) {
     using SM = Smem<KIND, S>;
     constexpr bool FP8 = KIND != KIND_BF16;
@@ -722,11 +722,12 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
                     named_sync(3, 128);
                 }
             }
-            /* the training call's dq_accum rows of this item zeroed for the backward's
-             * reduce-adds: stores that hide under the softmax-bound loop, instead of a third of
-             * bwd_pre_do's bytes; one 512-byte row per warp store, streaming (evict first); after
-             * the item's loads, where its other values are dead (before them: 16 B more stack) */
-            if (!SPLIT && p.dq_zero) {
+            /* DQZ (the training call's instantiation): this item's dq_accum rows zeroed for the
+             * backward's reduce-adds, stores that hide under the softmax-bound loop, instead of a
+             * third of bwd_pre_do's bytes; one 512-byte row per warp store, streaming (evict
+             * first); after the item's loads, where its other values are dead. Its own
+             * instantiation: in the forward-only kernel the code alone cost ~1.5 % (measured) */
+            if constexpr (DQZ) {
                 const int rows = min(kBM, len - q0);
                 float4 *row = reinterpret_cast<float4 *>(p.dq_zero) + ((size_t)(ds + q0 + (pt >> 5)) * p.Hq + h) * (kD / 4) + (pt & 31);
                 for (int r = pt >> 5; r < rows; r += 4, row += (size_t)4 * p.Hq * (kD / 4))
@@ -947,10 +948,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
     if (PP && cw == 0) named_sync(1, 256); /* warpgroup 1's last turn arrival */
 }
 
-template <int KIND, int S, bool PP, bool SPLIT>
+template <int KIND, int S, bool PP, bool SPLIT, bool DQZ = false> /* DQZ: also zeroes p.dq_zero (never with SPLIT) */
 __global__ void __launch_bounds__(kThreads, 1)
     fwd_kernel(const __grid_constant__ CUtensorMap tmap_vt, const Params p) {
-    fwd_body<KIND, S, PP, false, SPLIT>(tmap_vt, p, DbgOut{});
+    fwd_body<KIND, S, PP, false, SPLIT, DQZ>(tmap_vt, p, DbgOut{});
 }
 /* debug instantiation: the same loop, capturing P codes and frames (FP8 kinds, 3 stages, ping-pong) */
 template <int KIND, bool SPLIT>
@@ -999,7 +1000,10 @@ static cudaError_t launch_main_split(void (*main_kernel)(KernelArgs...), bool &a
 }
 template <int KIND, int S, bool PP>
 static cudaError_t launch(const Params &prm, const CUtensorMap &map, cudaStream_t stream) {
-    static bool attr = false, attr_split = false;
+    static bool attr = false, attr_dqz = false, attr_split = false;
+    if (prm.dq_zero) /* the training call: the main launch also zeroes dq_accum (the SPLIT one recomputes items only) */
+        return launch_main_split(fwd_kernel<KIND, S, PP, false, true>, attr_dqz, fwd_kernel<KIND, S, PP, true>,
+                                 attr_split, Smem<KIND, S>::kBytes, prm, stream, map, prm);
     return launch_main_split(fwd_kernel<KIND, S, PP, false>, attr, fwd_kernel<KIND, S, PP, true>, attr_split,
                              Smem<KIND, S>::kBytes, prm, stream, map, prm);
 }

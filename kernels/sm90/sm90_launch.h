@@ -27,7 +27,7 @@ struct flamia_sm90_problem {
     int hadamard;
     int deterministic;            /* dQ summed in a fixed order (flamia_cuda_set_deterministic) */
     int dq_zero_in_forward;       /* training call only: the forward zeroes dq_accum and
-                                     bwd_pre_do does not (FLAMIA_SM90_DQ_ZERO=fwd, experimental) */
+                                     bwd_pre_do does not (unless FLAMIA_SM90_DQ_ZERO=bwd) */
 };
 
 /* Workspace layout: regions aligned to 256 bytes, offsets from the workspace base.
