@@ -14,7 +14,8 @@
  *  2. bwd_transpose  qt_codes, kt_codes: the same codes transposed to [H][D][t_vpad] in
  *                    V^T's layout (each document on a 32-token boundary, the gaps zero;
  *                    flamia_sm90_vt_shift) - one payload, two directions.
- *     (dq_accum and the deterministic mode's turn counters are zeroed by bwd_pre_do.)
+ *     (dq_accum and the deterministic mode's turn counters are zeroed by bwd_pre_do; in the
+ *     training call dq_accum is zeroed by the forward instead: P->dq_zero_in_forward.)
  *  3. main kernel, one CTA per (128-key tile aligned to the document start, kv head):
  *     a 1-D grid over the batch's tile slots (sm90_tiles.cuh) x kv heads, kv head fastest;
  *     looping over the GQA group's query heads and the query tiles that see the key tile

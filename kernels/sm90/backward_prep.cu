@@ -1,7 +1,7 @@
 /*
  * backward_prep.cu - the backward's per-token passes around the main kernel (backward.cu
  * has the overview): 1. bwd_pre_do (dO codes, D, the FP8 main kernel's row constants;
- * zeroes dq_accum), 2. bwd_transpose (Q^T, K^T codes), 4. bwd_dq_out (dq_accum -> BF16 dq).
+ * zeroes dq_accum unless the training call's forward did), 2. bwd_transpose (Q^T, K^T codes), 4. bwd_dq_out (dq_accum -> BF16 dq).
  */
 #include <cuda_fp16.h>
 #include <math.h>

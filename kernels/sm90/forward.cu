@@ -45,8 +45,9 @@
  * memory. Consumers: S(n+1) = Q K(n+1)^T is issued together with O += P(n) V(n), and the
  * softmax of S(n+1) runs while P V is on the tensor cores; optional ping-pong (named
  * barriers) orders the two consumers' wgmma issue. Epilogue (FP8 kinds): O via stmatrix into
- * a swizzled shared-memory tile per warpgroup, then 16-byte row stores. Measured numbers:
- * docs/perf-notes.md.
+ * a swizzled shared-memory tile per warpgroup, then 16-byte row stores. In the training
+ * call (Params::dq_zero) the producer also zeroes the backward's dq_accum rows of each item,
+ * in kernel instantiations of their own (DQZ). Measured numbers: docs/perf-notes.md.
  */
 #include <cuda.h>
 #include <cuda_bf16.h>
