@@ -1,7 +1,8 @@
 /*
  * backward_prep.cu - the backward's per-token passes around the main kernel (backward.cu
  * has the overview): 1. bwd_pre_do (dO codes, D, the FP8 main kernel's row constants;
- * zeroes dq_accum unless the training call's forward did), 2. bwd_transpose (Q^T, K^T codes), 4. bwd_dq_out (dq_accum -> BF16 dq).
+ * zeroes dq_accum unless the training call's forward did), 2. bwd_transpose (Q^T, K^T
+ * codes), 4. bwd_dq_out (dq_accum -> BF16 dq).
  */
 #include <cuda_fp16.h>
 #include <math.h>
@@ -55,10 +56,11 @@ __global__ void __launch_bounds__(256, 6) bwd_pre_do(const PreParams p) {
     /* the main kernel's dQ accumulator rows of this window start at zero (and, deterministic
      * mode, their turn counters): stores while the rows fly, instead of a memset pass over
      * the whole region (537 MB at 16x4096); null: the training call's forward did it */
-    if (p.dq_acc)
-    for (int ch = tid; ch < n * (kD / 4); ch += 256) {
-        const int r = ch / (kD / 4), q = ch % (kD / 4);
-        reinterpret_cast<float4 *>(p.dq_acc + ((size_t)(a + r) * p.Hq + h) * kD)[q] = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (p.dq_acc) {
+        for (int ch = tid; ch < n * (kD / 4); ch += 256) {
+            const int r = ch / (kD / 4), q = ch % (kD / 4);
+            reinterpret_cast<float4 *>(p.dq_acc + ((size_t)(a + r) * p.Hq + h) * kD)[q] = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
     }
     if (p.dq_turn && tid < n) p.dq_turn[(size_t)(a + tid) * p.Hq + h] = 0;
     float rf_m = 0.f, rf_lse = 0.f; /* the row constants' inputs, in flight with the rows */
