@@ -6,7 +6,7 @@
 # A variant is a .cu file (a whole backward.cu of before the split: it replaces every
 # backward object) or a .patch against the backward of the commit on its "base:" line,
 # materialized by dev/variant_src.sh:
-#   base before the split (no kernels/sm90/backward_fp8.cu; every v1..v29): the patched
+#   base before the split (no kernels/sm90/backward_fp8.cu; every v1..v30): the patched
 #     backward.cu replaces every backward object, as a .cu variant does;
 #   base after it: each file the patch touches is taken at the base and patched; the
 #     files it does not touch are the working tree's (their objects reused, or recompiled
