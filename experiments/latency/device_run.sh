@@ -24,7 +24,7 @@ if has tests; then
   $MESON test -C $B --suite gpu --print-errorlogs --num-processes 1 >/dev/null 2>&1 || rc=1
   cp $B/meson-logs/testlog.txt "$OUT/testlog.txt"
   grep -E "^(test|result|duration): " "$OUT/testlog.txt" | paste - - - | awk '{print $4, $6, $8, $9, $10}'
-  grep -hE "^FAIL|leak probe|graph capture|e4m3 hardware|relL2|bit-exact|failures" "$OUT/testlog.txt" | cut -c1-230 | head -70
+  grep -hE "^FAIL|leak probe|graph capture|^train_step|e4m3 hardware|relL2|bit-exact|failures" "$OUT/testlog.txt" | cut -c1-230 | head -70
 fi
 if has sanitize; then
   # issue 4: memcheck and racecheck clean on small cases (quantize, forward via the API test)
