@@ -20,6 +20,17 @@ __device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
     return *reinterpret_cast<uint32_t *>(&v);
 }
 
+/* One Hadamard butterfly stage across lanes (lane bit m): the lower lane of each pair
+ * keeps v + v', the upper one v' - v. The dK / dQ un-rotations (bwd_dq_out, both main
+ * kernels) run their lane stages with it. */
+template <int N> __device__ __forceinline__ void hadamard_lane_stage(float (&v)[N], int m, bool upper) {
+#pragma unroll
+    for (int x = 0; x < N; x++) {
+        const float o = __shfl_xor_sync(0xffffffffu, v[x], m);
+        v[x] = upper ? o - v[x] : v[x] + o;
+    }
+}
+
 /* Deterministic dQ: the CTAs that add into one query block take turns in key-tile order
  * (turn = their key tile index: for a causal query tile m the contributors are tiles
  * 0..m, otherwise all tiles, and every contributor adds exactly once per head), so each

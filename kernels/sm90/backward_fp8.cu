@@ -665,15 +665,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 dkacc[4 * jn + 2 * hh + 1] = a - b;
             }
 #pragma unroll
-        for (int st = 0; st < 2; st++) {
-            const int m = 1 << st;
-            const bool upper = (tq & m) != 0;
-#pragma unroll
-            for (int x = 0; x < 64; x++) {
-                const float o = __shfl_xor_sync(0xffffffffu, dkacc[x], m);
-                dkacc[x] = upper ? o - dkacc[x] : dkacc[x] + o;
-            }
-        }
+        for (int st = 0; st < 2; st++) hadamard_lane_stage(dkacc, 1 << st, (tq >> st) & 1);
 #pragma unroll
         for (int st = 0; st < 4; st++) { /* jn stride ls: dims 8 ls */
             const int ls = 1 << st;

@@ -296,15 +296,7 @@ __device__ __forceinline__ void hadamard_row4(float (&x)[4], int lane, float nor
     a = x[1], b = x[3];
     x[1] = a + b, x[3] = a - b;
 #pragma unroll
-    for (int st = 0; st < 5; st++) {
-        const int m = 1 << st;
-        const bool upper = (lane & m) != 0;
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const float o = __shfl_xor_sync(0xffffffffu, x[e], m);
-            x[e] = upper ? o - x[e] : x[e] + o;
-        }
-    }
+    for (int st = 0; st < 5; st++) hadamard_lane_stage(x, 1 << st, (lane >> st) & 1);
 #pragma unroll
     for (int e = 0; e < 4; e++) x[e] *= norm;
 }

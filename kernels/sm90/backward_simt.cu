@@ -184,15 +184,7 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
                 }
         }
 #pragma unroll
-        for (int st = 0; st < 3; st++) {
-            const int m = 1 << st;
-            const bool upper = (tid & m) != 0;
-#pragma unroll
-            for (int x = 0; x < 16; x++) {
-                const float o = __shfl_xor_sync(0xffffffffu, dk[x], m);
-                dk[x] = upper ? o - dk[x] : dk[x] + o;
-            }
-        }
+        for (int st = 0; st < 3; st++) hadamard_lane_stage(dk, 1 << st, (tid >> st) & 1);
 #pragma unroll
         for (int x = 0; x < 16; x++) dk[x] *= p.had_norm;
     }
