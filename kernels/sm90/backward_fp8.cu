@@ -86,14 +86,9 @@ __device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
     __half2 v = __floats2half2_rn(lo, hi);
     return *reinterpret_cast<uint32_t *>(&v);
 }
-/* query held by row c of a permuted Q / dO tile (forward.cu's perm_key) */
-__device__ __forceinline__ int perm_row(int c) {
-    const int e = c & 1, t = (c >> 1) & 3, j = (c >> 3) & 3, b = c >> 5;
-    return (b << 5) | ((j >> 1) << 4) | (t << 2) | ((j & 1) << 1) | e;
-}
 
 /* query (0..63 in a sub-step) of accumulator column pair j of lane quad tq (tq4 = 4 tq):
- * perm_row(8 j + 2 tq), written out so that it folds to adds for an unrolled j */
+ * flamia_fp8_perm_row(8 j + 2 tq), written out so that it folds to adds for an unrolled j */
 __device__ __forceinline__ int acc_query(int j, int tq4) {
     return ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1);
 }
@@ -265,14 +260,14 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     const int G = sMisc[0];
 
     /* loads of query tile `it` (head, tile) into buffer it & 1: Q, dO rows permuted
-     * (row c holds query perm_row(c)) by cp.async, Q^T and dO^T by TMA, row constants */
+     * (row c holds query flamia_fp8_perm_row(c)) by cp.async, Q^T and dO^T by TMA, row constants */
     auto load_tile = [&](int it) {
         const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
         uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const int ch = tid + i * 256, c = ch >> 3, q = ch & 7;
-            const int tok = ds + q0 + perm_row(c);
+            const int tok = ds + q0 + flamia_fp8_perm_row(c);
             const bool ok = tok < p.T;
             const size_t off = ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 16;
             cp_async16(smem_u32(buf + SM::kQ + sw128(c, q)), p.q8 + off, ok);
@@ -329,7 +324,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 #pragma unroll
             for (int i = 0; i < 8; i++) {
                 const int ch = tid + i * 256, r = ch >> 4, cc = ch & 15; /* dims 8cc..8cc+7 */
-                const int tok = ds + q0 + perm_row(r);
+                const int tok = ds + q0 + flamia_fp8_perm_row(r);
                 const bool ok = tok < p.T;
                 cp_async16(dh + (cc >> 3) * (128 * 128) + sw128(r, cc & 7),
                            p.dof16 + ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + cc * 8, ok);
@@ -377,7 +372,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             reg_fence(dpacc);
 
             /* ---- P (forward's codes, final frame), dS (kept in dpacc), dV operand.
-             * Column pair (j, tq) holds queries qn, qn + 1 (qn = perm_row(8j + 2tq), even). */
+             * Column pair (j, tq) holds queries qn, qn + 1 (qn = flamia_fp8_perm_row(8j + 2tq),
+             * even). */
             uint32_t pa[16]; /* F16 A fragments of P^T 2^(eDO - G + 14), 4 k-steps of 16 queries */
             auto p_codes = [&](auto direct_tag) {
             constexpr bool DIRECT = decltype(direct_tag)::value;

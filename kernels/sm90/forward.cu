@@ -110,11 +110,6 @@ __device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<uint32_t *>(&v);
 }
-/* key held by shared-memory row c of an FP8 K tile (see the header comment) */
-__device__ __forceinline__ int perm_key(int c) {
-    const int e = c & 1, t = (c >> 1) & 3, j = (c >> 3) & 3, b = c >> 5;
-    return (b << 5) | ((j >> 1) << 4) | (t << 2) | ((j & 1) << 1) | e;
-}
 
 
 
@@ -210,7 +205,8 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
 #pragma unroll
         for (int b = 0; b < 4; b++) mxb[hh][b] = -INFINITY;
     /* the mask as one compare per element against a per-row limit: key = n kBN + kc +
-     * 4 tq (FP8: perm_key's t field; BF16: 2 tq) with kc a constant of (j, e) once unrolled,
+     * 4 tq (FP8: flamia_fp8_perm_row's t field; BF16: 2 tq) with kc a constant of (j, e)
+     * once unrolled,
      * and key < len && (!causal || key <= qi) <=> key < (causal ? min(len, qi + 1) : len) */
     int rlim[2];
 #pragma unroll
@@ -223,7 +219,7 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
             const int c = 8 * j + 2 * tq + e;
             float kf = 1.f;
             if (KIND == KIND_TOKEN) kf = col[c].x;
-            const int kc = FP8 ? perm_key(8 * j + e) : 8 * j + e;
+            const int kc = FP8 ? flamia_fp8_perm_row(8 * j + e) : 8 * j + e;
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
                 float u = sacc[4 * j + 2 * hh + e];
@@ -360,7 +356,7 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                 for (int hh = 0; hh < 2; hh++)
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
-                        const int key = n * kBN + perm_key(8 * j + 2 * tq + e);
+                        const int key = n * kBN + flamia_fp8_perm_row(8 * j + 2 * tq + e);
                         if (dr.code[hh] && key < len && (!causal || key <= qi[hh]))
                             dr.code[hh][key] = (uint8_t)((hh ? r1 : r0) >> (8 * e));
                     }
@@ -549,7 +545,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
     #pragma unroll
                     for (int i = 0; i < 8; i++) {
                         const int ch = pt + i * 128, c = ch >> 3, q = ch & 7;
-                        int tok = kbase + perm_key(c);
+                        int tok = kbase + flamia_fp8_perm_row(c);
                         bool ok = tok < p.T;
                         cp_async16(smem_u32(sK + sw128(c, q)), p.k8 + ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16, ok);
                         if (!vt_tma) {
@@ -562,7 +558,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
                     if (vt_tma) cp_async_mbar_arrive(smem_u32(&sFull[s])); /* K landed: arrival 1 of 257 */
                     if (KIND == KIND_TOKEN) {
                         float2 f = make_float2(0.f, 0.f);
-                        const int tok = kbase + perm_key(pt);
+                        const int tok = kbase + flamia_fp8_perm_row(pt);
                         if (tok < p.T) {
                             f.x = flamia_pow2f(p.ke[(size_t)tok * p.Hkv + hk]);
                             f.y = flamia_pow2f(p.ve[(size_t)tok * p.Hkv + hk]);
