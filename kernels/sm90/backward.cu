@@ -13,7 +13,8 @@
  *                    BF16 kind: do_bf16 copy and D from the BF16 dO.
  *  2. bwd_transpose  qt_codes, kt_codes: the same codes transposed to [H][D][t_vpad] in
  *                    V^T's layout (each document on a 32-token boundary, the gaps zero;
- *                    flamia_sm90_vt_shift) - one payload, two directions.
+ *                    flamia_sm90_vt_shift) - one payload, two directions. Skipped in the
+ *                    training call, whose quantize wrote them (P->qkt_in_quantize).
  *     (dq_accum and the deterministic mode's turn counters are zeroed by bwd_pre_do; in the
  *     training call dq_accum is zeroed by the forward instead: P->dq_zero_in_forward.)
  *  3. main kernel, one CTA per (128-key tile aligned to the document start, kv head):
@@ -109,8 +110,8 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     pp.dq_turn = dq_turn;
     if ((e = launch_pre_do(P->kind, pp, stream)) != cudaSuccess) return e;
 
-    /* 2. transposed codes */
-    if (fp8) {
+    /* 2. transposed codes (in the training call quantize wrote them) */
+    if (fp8 && !P->qkt_in_quantize) {
         TrParams tp;
         tp.src[0] = ws + L.q_codes;
         tp.src[1] = ws + L.k_codes;

@@ -102,17 +102,28 @@ flamia_status recipe_kind(const char *fn, const flamia_recipe *r, enum flamia_sm
 /* flamia_cuda_set_deterministic: read when a call is prepared (enqueued) */
 int g_deterministic = 0;
 
-/* The training call's forward zeroes dq_accum for the backward (its stores hide under the
- * forward's softmax-bound loop), instead of bwd_pre_do; FLAMIA_SM90_DQ_ZERO=bwd (read once)
- * keeps the zeroing in bwd_pre_do, as flamia_cuda_backward always does (docs/perf-notes.md,
- * "Backward kernel, fourteenth session") */
+/* The training call moves two pieces of the backward's preparation into the passes before
+ * it, each with an environment switch (read once) that keeps it in the backward, where a
+ * separate flamia_cuda_backward always does it:
+ * - the forward zeroes dq_accum (its stores hide under the forward's softmax-bound loop)
+ *   instead of bwd_pre_do; FLAMIA_SM90_DQ_ZERO=bwd (docs/perf-notes.md, "Backward kernel,
+ *   fourteenth session");
+ * - quantize writes Q^T and K^T, as it writes V^T, instead of bwd_transpose reading the
+ *   codes back; FLAMIA_SM90_QKT=bwd ("fifteenth session"). */
+int moved_out_of_backward(const char *env_name, int *cached) {
+    if (*cached < 0) {
+        const char *e = getenv(env_name);
+        *cached = !(e && !strcmp(e, "bwd"));
+    }
+    return *cached;
+}
 int dq_zero_in_forward() {
     static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("FLAMIA_SM90_DQ_ZERO");
-        v = !(e && !strcmp(e, "bwd"));
-    }
-    return v;
+    return moved_out_of_backward("FLAMIA_SM90_DQ_ZERO", &v);
+}
+int qkt_in_quantize() {
+    static int v = -1;
+    return moved_out_of_backward("FLAMIA_SM90_QKT", &v);
 }
 
 /* Recipe + shape + device -> validated problem. */
@@ -325,6 +336,7 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
     if ((st = check_pending(fn))) return st;
     const cudaStream_t cs = (cudaStream_t)stream;
     P.dq_zero_in_forward = dq_zero_in_forward();
+    P.qkt_in_quantize = qkt_in_quantize();
     if ((st = quantize_checked(fn, &P, q, k, v, workspace, cs)) ||
         (st = forward_checked(fn, &P, workspace, o, lse, cs)))
         return st;

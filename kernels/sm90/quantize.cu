@@ -7,7 +7,9 @@
  * docs/numerics.md section 2 and the workspace layout of sm90_launch.h:
  *   E4M3 kinds: codes [T][H][D], the token's group exponent [T][H] (int8),
  *               V's codes transposed [Hkv][D][t_vpad] (documents on 32-token boundaries,
- *               flamia_sm90_vt_shift; the gaps zeroed),
+ *               flamia_sm90_vt_shift; the gaps zeroed), and in the training call
+ *               (flamia_sm90_problem::qkt_in_quantize) Q's and K's the same way for the
+ *               backward (qt_codes, kt_codes: its bwd_transpose pass is then skipped),
  *               err_flag |= 1 on a non-finite input element;
  *   BF16 kind:  the BF16 operands (Q, K rotated and re-rounded to BF16 when
  *               the Hadamard option is on, else a copy).
@@ -91,12 +93,20 @@ struct QuantParams {
     int8_t *exps[3];
     uint16_t *bf16[3];
     uint8_t *vt;
+    uint8_t *qt, *kt; /* training call (flamia_sm90_problem::qkt_in_quantize): Q^T, K^T in V^T's
+                         layout for the backward, else null */
     int *err;
     const int32_t *cu;
     int heads[3];
     int T, num_docs, t_vpad, head_slots, heads_per_cta, hadamard;
     float had_norm;
 };
+
+/* where operand ti's transposed codes go (null: not written), by selection rather than an
+ * array indexed at run time (that puts the parameter block in local memory) */
+__device__ __forceinline__ uint8_t *transposed_dst(const QuantParams &p, int ti) {
+    return ti == 0 ? p.qt : ti == 1 ? p.kt : p.vt;
+}
 
 __device__ __forceinline__ uint4 ld_stream(const uint16_t *p) {
     uint4 r;
@@ -177,10 +187,11 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
     uint4 raw[NP];
     if (slot0 < slot1) load_rows(slot0, raw);
     /* GRAN 32: V^T placement of tokens a + lane (+ 32), the same for every head: only CTAs
-     * with a V slot search cu_seqlens, and the search's latency overlaps the first slot's
-     * loads (GRAN 1 windows are V^T positions already) */
+     * with a transposed slot (V's; Q's and K's too in the training call) search cu_seqlens,
+     * and the search's latency overlaps the first slot's loads (GRAN 1 windows are V^T
+     * positions already) */
     VtPlace vp[2] = {{0, 0}, {0, 0}};
-    if (FP8 && GRAN == 32 && slot1 > p.heads[0] + p.heads[1])
+    if (FP8 && GRAN == 32 && (p.qt != nullptr || slot1 > p.heads[0] + p.heads[1]))
         for (int i = 0; i < (MAXR > 32 ? 2 : 1); i++) {
             const int t = a + (tid & 31) + 32 * i;
             if (t < b) vp[i] = vt_place(p.cu, p.num_docs, t);
@@ -331,8 +342,10 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
                 }
             }
 
-            /* ---- 6. E4M3 codes (and V's transposition tile) */
-            const bool is_v = ti == 2;
+            /* ---- 6. E4M3 codes (and the transposition tile of V, and of Q and K in the
+             * training call) */
+            uint8_t *const tdst = transposed_dst(p, ti);
+            const bool is_t = tdst != nullptr; /* CTA-uniform */
 #pragma unroll
             for (int q = 0; q < NP; q++) {
                 const int r = r0 + q * RP;
@@ -363,7 +376,7 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
                 const uint32_t hi = flamia_cvt_e4m3x2(y[4], y[5]) | (flamia_cvt_e4m3x2(y[6], y[7]) << 16);
                 *reinterpret_cast<uint2 *>(p.codes[ti] + ((size_t)(a + r) * H + h) * D + c * 8) =
                     make_uint2(lo, hi);
-                if (is_v) {
+                if (is_t) {
 #pragma unroll
                     for (int j = 0; j < 4; j++) {
                         s_vt[(c * 8 + j) * VSTR + r] = (uint8_t)(lo >> (8 * j));
@@ -371,16 +384,16 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
                     }
                 }
             }
-            if (is_v) {
+            if (is_t) {
                 __syncthreads();
-                /* one warp per V^T row: lanes are consecutive tokens */
+                /* one warp per transposed row: lanes are consecutive tokens */
                 const int lane = tid & 31;
                 if (GRAN == 1) { /* positions w0 + lane: the window's tokens, then gap zeros */
-                    uint8_t *vt = p.vt + (size_t)h * D * p.t_vpad + w0;
+                    uint8_t *vt = tdst + (size_t)h * D * p.t_vpad + w0;
                     for (int d = tid >> 5; d < D; d += kThreads / 32)
                         vt[(size_t)d * p.t_vpad + lane] = lane < n ? s_vt[d * VSTR + lane] : 0;
                 } else {
-                    uint8_t *vt = p.vt + (size_t)h * D * p.t_vpad + a;
+                    uint8_t *vt = tdst + (size_t)h * D * p.t_vpad + a;
                     for (int d = tid >> 5; d < D; d += kThreads / 32) {
                         uint8_t *row = vt + (size_t)d * p.t_vpad;
                         if (lane < n) row[lane + vp[0].shift] = s_vt[d * VSTR + lane];
@@ -395,8 +408,9 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
                         }
                 }
             }
-            /* GRAN 1: the next V slot rewrites the tile. GRAN 32: its s_amax barrier orders that. */
-            if (GRAN == 1 && is_v) __syncthreads();
+            /* GRAN 1: the next transposed slot rewrites the tile. GRAN 32: its s_amax barrier
+             * orders that. */
+            if (GRAN == 1 && is_t) __syncthreads();
         }
     }
 
@@ -421,11 +435,10 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
     constexpr int TPR = D / 8;  /* lanes per token row */
     constexpr int RPL = 32 / TPR; /* rows per warp-wide load */
     constexpr int NL = 32 / RPL;  /* loads per lane: a whole 32-row block */
-    constexpr int VSTR = 33;      /* transposition tile row stride (bytes) */
     __shared__ int s_tokbs[64];
     __shared__ int s_range[2];
     __shared__ int s_vshift[64]; /* V^T shift of token w0 + i's document */
-    __shared__ uint8_t s_vt[kThreads / 32][D * VSTR];
+    __shared__ __align__(16) uint8_t s_tile[kThreads / 32][32 * D]; /* a warp's block codes, [row][dim] */
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int c = lane % TPR, r0 = lane / TPR;
@@ -505,12 +518,17 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
         const int ex = flamia_fmt_block_exponent(__uint_as_float(mb << 16), 0);
         if (lane < n) p.exps[ti][(size_t)(bstart + lane) * H + h] = (int8_t)ex;
 
-        const bool is_v = ti == 2;
-        uint8_t *vt_tile = s_vt[warp];
+        /* V always, Q and K in the training call: the block's codes also go transposed
+         * ([h][D][t_vpad], flamia_sm90_vt_shift), through the warp's shared tile */
+        uint8_t *const tdst = transposed_dst(p, ti);
+        uint8_t *const tile = s_tile[warp];
 #pragma unroll
         for (int i = 0; i < NL; i++) {
             const int r = r0 + i * RPL;
-            if (r >= n) continue;
+            if (r >= n) { /* rows past the block: zero codes in the tile (they become the gap) */
+                if (tdst) *reinterpret_cast<uint2 *>(tile + r * D + c * 8) = make_uint2(0u, 0u);
+                continue;
+            }
             const uint32_t wv[4] = {raw[i].x, raw[i].y, raw[i].z, raw[i].w};
             float y[8];
             if (ex <= 126) {
@@ -530,28 +548,45 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
             const uint32_t lo = flamia_cvt_e4m3x2(y[0], y[1]) | (flamia_cvt_e4m3x2(y[2], y[3]) << 16);
             const uint32_t hi = flamia_cvt_e4m3x2(y[4], y[5]) | (flamia_cvt_e4m3x2(y[6], y[7]) << 16);
             *reinterpret_cast<uint2 *>(p.codes[ti] + base + i * rstride) = make_uint2(lo, hi);
-            if (is_v) {
+            if (tdst) *reinterpret_cast<uint2 *>(tile + r * D + c * 8) = make_uint2(lo, hi);
+        }
+        if (tdst) {
+            /* The block's 32 transposed positions start on a 32-token boundary (documents do,
+             * and blocks are 32 tokens from their document's start), so every dim's row gets
+             * one whole 32-byte slot: tokens, then zeros past a short last block. Lane (dg, th)
+             * takes dims 4 dg .. 4 dg + 3 and tokens th TPL .. th TPL + TPL - 1: 4 x 4 byte
+             * blocks read as words and turned by byte permutes (flamia_transpose_bytes4x4),
+             * out as 16-byte stores (the byte-wise tile and stores before: 4x the instructions). */
+            constexpr int DG = D / 4, TPL = DG; /* dim groups; tokens per lane (32 / (32 / DG)) */
+            const int dg = lane % DG, th = lane / DG;
+            uint32_t words[4][TPL / 4]; /* [dim][token group]: 4 tokens' codes of one dim */
+            __syncwarp();
 #pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    vt_tile[(c * 8 + k) * VSTR + r] = (uint8_t)(lo >> (8 * k));
-                    vt_tile[(c * 8 + 4 + k) * VSTR + r] = (uint8_t)(hi >> (8 * k));
+            for (int k = 0; k < TPL / 4; k++) {
+                const int tb = th * TPL + 4 * k;
+                uint32_t w[4], out[4];
+#pragma unroll
+                for (int i = 0; i < 4; i++) w[i] = *reinterpret_cast<const uint32_t *>(tile + (tb + i) * D + 4 * dg);
+                flamia_transpose_bytes4x4(w[0], w[1], w[2], w[3], out);
+#pragma unroll
+                for (int d = 0; d < 4; d++) words[d][k] = out[d];
+            }
+            __syncwarp(); /* the tile is rewritten by this warp's next transposed pair */
+            /* after a document's last block the gap to the next document is 1..63 zeros: the
+             * rest of this slot, and one more whole slot when it is longer (bend <= w0 + 63:
+             * in s_vshift) */
+            const int sh = s_vshift[bstart - w0], gap = s_vshift[bend - w0] - sh;
+            const bool zero_slot = gap > 32 - n; /* warp-uniform */
+            uint8_t *dst = tdst + ((size_t)h * D + 4 * dg) * p.t_vpad + bstart + sh + th * TPL;
+#pragma unroll
+            for (int d = 0; d < 4; d++) {
+                uint4 *row = reinterpret_cast<uint4 *>(dst + (size_t)d * p.t_vpad);
+#pragma unroll
+                for (int m = 0; m < TPL / 16; m++) {
+                    row[m] = make_uint4(words[d][4 * m], words[d][4 * m + 1], words[d][4 * m + 2], words[d][4 * m + 3]);
+                    if (zero_slot) row[m + 2] = make_uint4(0u, 0u, 0u, 0u);
                 }
             }
-        }
-        if (is_v) { /* V^T rows: lane = token of the block; after a document's last block, the
-                     * lanes zero the gap (1..63 bytes) to the next document (bend <= w0 + 63:
-                     * in s_vshift) */
-            __syncwarp();
-            const int sh = s_vshift[bstart - w0], gap = s_vshift[bend - w0] - sh;
-            uint8_t *vt = p.vt + (size_t)h * D * p.t_vpad + bstart + sh;
-            if (lane < n)
-                for (int d = 0; d < D; d++) vt[(size_t)d * p.t_vpad + lane] = vt_tile[d * VSTR + lane];
-            if (gap > 0) /* warp-uniform; the main loop above stays as lean as without gaps */
-                for (int d = 0; d < D; d++) {
-                    if (lane < gap) vt[(size_t)d * p.t_vpad + n + lane] = 0;
-                    if (lane + 32 < gap) vt[(size_t)d * p.t_vpad + n + lane + 32] = 0;
-                }
-            __syncwarp(); /* the tile is rewritten by this warp's next V pair */
         }
     }
     const unsigned any = __ballot_sync(0xffffffffu, badmax >= 0x7f80u);
@@ -596,6 +631,9 @@ cudaError_t flamia_sm90_quantize(const struct flamia_sm90_problem *pb, const uin
     qp.bf16[1] = (uint16_t *)(ws + L.k_bf16);
     qp.bf16[2] = (uint16_t *)(ws + L.v_bf16);
     qp.vt = ws + L.vt_codes;
+    const bool qkt = pb->qkt_in_quantize && pb->kind != FLAMIA_SM90_BF16;
+    qp.qt = qkt ? ws + L.qt_codes : nullptr;
+    qp.kt = qkt ? ws + L.kt_codes : nullptr;
     qp.err = (int *)(ws + L.err_flag);
     qp.cu = pb->cu_seqlens;
     qp.heads[0] = pb->heads_q;

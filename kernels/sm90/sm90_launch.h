@@ -28,6 +28,9 @@ struct flamia_sm90_problem {
     int deterministic;            /* dQ summed in a fixed order (flamia_cuda_set_deterministic) */
     int dq_zero_in_forward;       /* training call only: the forward zeroes dq_accum and
                                      bwd_pre_do does not (unless FLAMIA_SM90_DQ_ZERO=bwd) */
+    int qkt_in_quantize;          /* training call only: quantize writes qt_codes, kt_codes
+                                     and the backward skips bwd_transpose (unless
+                                     FLAMIA_SM90_QKT=bwd) */
 };
 
 /* Workspace layout: regions aligned to 256 bytes, offsets from the workspace base.

@@ -99,6 +99,21 @@ static void *fetch(const void *dev, size_t bytes) {
     return h;
 }
 
+/* A transposed operand [H][D][t_vpad] in the workspace against its codes [T][H][D] placed by
+ * flamia_sm90_vt_host, byte for byte (pads and gaps included) */
+static void expect_transposed(const char *label, const char *what, const uint8_t *codes, const int32_t *cu,
+                              int ndocs, int H, int D, int t_vpad, const uint8_t *dev) {
+    size_t n = (size_t)H * D * t_vpad, first;
+    uint8_t *want = xmalloc(n), *got = fetch(dev, n);
+    flamia_sm90_vt_host(codes, cu, ndocs, H, D, t_vpad, want);
+    size_t c = count_diff_u8(want, got, n, &first);
+    EXPECT(c == 0, "%s: %s transposed differs in %zu of %zu (first: head %zu dim %zu position %zu: want %02x got %02x)",
+           label, what, c, n, c ? first / ((size_t)D * t_vpad) : 0, c ? first / t_vpad % D : 0,
+           c ? first % t_vpad : 0, c ? want[first] : 0, c ? got[first] : 0);
+    free(want);
+    free(got);
+}
+
 static void run_case(const char *label, const char *preset, int hadamard, const int32_t *cu, int ndocs, int Hq,
                      int Hkv, int D, uint64_t seed) {
     rng_t r = {seed};
@@ -153,7 +168,7 @@ static void run_case(const char *label, const char *preset, int hadamard, const 
     } else {
         int gran = !strcmp(preset, "mxfp8") ? 32 : 1;
         size_t coff[3] = {L.q_codes, L.k_codes, L.v_codes}, eoff[3] = {L.q_exp, L.k_exp, L.v_exp};
-        uint8_t *vcodes = NULL;
+        uint8_t *want_codes[3];
         for (int ti = 0; ti < 3; ti++) {
             size_t n = (size_t)T * H[ti] * D;
             uint8_t *wc = xmalloc(n), *gc = fetch(ws + coff[ti], n);
@@ -165,23 +180,36 @@ static void run_case(const char *label, const char *preset, int hadamard, const 
             c = count_diff_u8((uint8_t *)we, (uint8_t *)ge, (size_t)T * H[ti], &first);
             EXPECT(c == 0, "%s: %s exponents differ in %zu (first token %zu head %zu: want %d got %d)", label,
                    nm[ti], c, c ? first / H[ti] : 0, c ? first % H[ti] : 0, c ? we[first] : 0, c ? ge[first] : 0);
-            if (ti == 2) vcodes = wc; else free(wc);
+            want_codes[ti] = wc;
             free(gc);
             free(we);
             free(ge);
         }
         /* V transposed [Hkv][D][t_vpad]: document d's tokens from align32(cu[d]) + 32 d on, the
          * gaps between documents and after the last zero */
-        size_t nvt = (size_t)Hkv * D * L.t_vpad;
-        uint8_t *wvt = xmalloc(nvt), *gvt = fetch(ws + L.vt_codes, nvt);
-        flamia_sm90_vt_host(vcodes, cu, ndocs, Hkv, D, L.t_vpad, wvt);
-        size_t c = count_diff_u8(wvt, gvt, nvt, &first);
-        EXPECT(c == 0, "%s: V transposed differs in %zu of %zu (first: head %zu dim %zu position %zu: want %02x got %02x)",
-               label, c, nvt, c ? first / ((size_t)D * L.t_vpad) : 0, c ? first / L.t_vpad % D : 0,
-               c ? first % L.t_vpad : 0, c ? wvt[first] : 0, c ? gvt[first] : 0);
-        free(wvt);
-        free(gvt);
-        free(vcodes);
+        expect_transposed(label, "V", want_codes[2], cu, ndocs, Hkv, D, L.t_vpad, ws + L.vt_codes);
+        if (D == 128) {
+            /* The training call's quantize also writes Q^T and K^T in that layout (the
+             * backward's operands; bwd_transpose with FLAMIA_SM90_QKT=bwd): checked in the
+             * workspace a poisoned train step leaves (head_dim 128: the backward's only one) */
+            uint16_t *dout = dmalloc(nq * 2), *o = dmalloc(nq * 2), *gq = dmalloc(nq * 2);
+            uint16_t *gk = dmalloc(nk * 2), *gv = dmalloc(nk * 2);
+            float *lse = dmalloc((size_t)T * Hq * sizeof(float));
+            CK(cudaMemcpy(dout, dq, nq * 2, cudaMemcpyDeviceToDevice));
+            CK(cudaMemset(ws, 0xCD, ws_bytes));
+            FL(flamia_cuda_train_step(&rec, &sh, dq, dk, dv, dout, o, lse, gq, gk, gv, ws, ws_bytes, NULL));
+            CK(cudaDeviceSynchronize());
+            expect_transposed(label, "Q (train step)", want_codes[0], cu, ndocs, Hq, D, L.t_vpad, ws + L.qt_codes);
+            expect_transposed(label, "K (train step)", want_codes[1], cu, ndocs, Hkv, D, L.t_vpad, ws + L.kt_codes);
+            expect_transposed(label, "V (train step)", want_codes[2], cu, ndocs, Hkv, D, L.t_vpad, ws + L.vt_codes);
+            CK(cudaFree(dout));
+            CK(cudaFree(o));
+            CK(cudaFree(gq));
+            CK(cudaFree(gk));
+            CK(cudaFree(gv));
+            CK(cudaFree(lse));
+        }
+        for (int ti = 0; ti < 3; ti++) free(want_codes[ti]);
     }
 
     /* non-finite input: E4M3 kinds raise err_flag, BF16 propagates */
