@@ -70,6 +70,11 @@ constexpr int kThreads = 256;
 #ifndef FLAMIA_QUANT_WB_SLOTS
 #define FLAMIA_QUANT_WB_SLOTS 8
 #endif
+/* quantize_block_warp_kernel's transposes: 4 x 4 byte permutes and 16-byte stores, a lane
+ * pair per 32-byte sector (1), or byte-wise through a [dim][token] tile (0) */
+#ifndef FLAMIA_QUANT_TR_PAIRS
+#define FLAMIA_QUANT_TR_PAIRS 1
+#endif
 
 /* Where token t < T lands in V^T: its document's flamia_sm90_vt_shift and the zero gap V^T
  * has after it (0 inside a document, 1..63 after its last token). One binary search of
@@ -438,7 +443,10 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
     __shared__ int s_tokbs[64];
     __shared__ int s_range[2];
     __shared__ int s_vshift[64]; /* V^T shift of token w0 + i's document */
-    __shared__ __align__(16) uint8_t s_tile[kThreads / 32][32 * D]; /* a warp's block codes, [row][dim] */
+    /* a warp's block codes for the transposes: [row][dim] with rows of TSTR bytes (PAIRS: an odd
+     * word count, so that the two token halves' reads fall in different banks); else [dim][row] */
+    constexpr int TSTR = FLAMIA_QUANT_TR_PAIRS ? D + 4 : 33;
+    __shared__ __align__(16) uint8_t s_tile[kThreads / 32][FLAMIA_QUANT_TR_PAIRS ? 32 * TSTR : D * TSTR];
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int c = lane % TPR, r0 = lane / TPR;
@@ -526,7 +534,10 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
         for (int i = 0; i < NL; i++) {
             const int r = r0 + i * RPL;
             if (r >= n) { /* rows past the block: zero codes in the tile (they become the gap) */
-                if (tdst) *reinterpret_cast<uint2 *>(tile + r * D + c * 8) = make_uint2(0u, 0u);
+                if (FLAMIA_QUANT_TR_PAIRS && tdst) {
+                    *reinterpret_cast<uint32_t *>(tile + r * TSTR + c * 8) = 0u;
+                    *reinterpret_cast<uint32_t *>(tile + r * TSTR + c * 8 + 4) = 0u;
+                }
                 continue;
             }
             const uint32_t wv[4] = {raw[i].x, raw[i].y, raw[i].z, raw[i].w};
@@ -548,45 +559,65 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
             const uint32_t lo = flamia_cvt_e4m3x2(y[0], y[1]) | (flamia_cvt_e4m3x2(y[2], y[3]) << 16);
             const uint32_t hi = flamia_cvt_e4m3x2(y[4], y[5]) | (flamia_cvt_e4m3x2(y[6], y[7]) << 16);
             *reinterpret_cast<uint2 *>(p.codes[ti] + base + i * rstride) = make_uint2(lo, hi);
-            if (tdst) *reinterpret_cast<uint2 *>(tile + r * D + c * 8) = make_uint2(lo, hi);
-        }
-        if (tdst) {
-            /* The block's 32 transposed positions start on a 32-token boundary (documents do,
-             * and blocks are 32 tokens from their document's start), so every dim's row gets
-             * one whole 32-byte slot: tokens, then zeros past a short last block. Lane (dg, th)
-             * takes dims 4 dg .. 4 dg + 3 and tokens th TPL .. th TPL + TPL - 1: 4 x 4 byte
-             * blocks read as words and turned by byte permutes (flamia_transpose_bytes4x4),
-             * out as 16-byte stores (the byte-wise tile and stores before: 4x the instructions). */
-            constexpr int DG = D / 4, TPL = DG; /* dim groups; tokens per lane (32 / (32 / DG)) */
-            const int dg = lane % DG, th = lane / DG;
-            uint32_t words[4][TPL / 4]; /* [dim][token group]: 4 tokens' codes of one dim */
-            __syncwarp();
+            if (FLAMIA_QUANT_TR_PAIRS && tdst) {
+                *reinterpret_cast<uint32_t *>(tile + r * TSTR + c * 8) = lo;
+                *reinterpret_cast<uint32_t *>(tile + r * TSTR + c * 8 + 4) = hi;
+            } else if (tdst) {
 #pragma unroll
-            for (int k = 0; k < TPL / 4; k++) {
-                const int tb = th * TPL + 4 * k;
-                uint32_t w[4], out[4];
-#pragma unroll
-                for (int i = 0; i < 4; i++) w[i] = *reinterpret_cast<const uint32_t *>(tile + (tb + i) * D + 4 * dg);
-                flamia_transpose_bytes4x4(w[0], w[1], w[2], w[3], out);
-#pragma unroll
-                for (int d = 0; d < 4; d++) words[d][k] = out[d];
-            }
-            __syncwarp(); /* the tile is rewritten by this warp's next transposed pair */
-            /* after a document's last block the gap to the next document is 1..63 zeros: the
-             * rest of this slot, and one more whole slot when it is longer (bend <= w0 + 63:
-             * in s_vshift) */
-            const int sh = s_vshift[bstart - w0], gap = s_vshift[bend - w0] - sh;
-            const bool zero_slot = gap > 32 - n; /* warp-uniform */
-            uint8_t *dst = tdst + ((size_t)h * D + 4 * dg) * p.t_vpad + bstart + sh + th * TPL;
-#pragma unroll
-            for (int d = 0; d < 4; d++) {
-                uint4 *row = reinterpret_cast<uint4 *>(dst + (size_t)d * p.t_vpad);
-#pragma unroll
-                for (int m = 0; m < TPL / 16; m++) {
-                    row[m] = make_uint4(words[d][4 * m], words[d][4 * m + 1], words[d][4 * m + 2], words[d][4 * m + 3]);
-                    if (zero_slot) row[m + 2] = make_uint4(0u, 0u, 0u, 0u);
+                for (int k = 0; k < 4; k++) {
+                    tile[(c * 8 + k) * TSTR + r] = (uint8_t)(lo >> (8 * k));
+                    tile[(c * 8 + 4 + k) * TSTR + r] = (uint8_t)(hi >> (8 * k));
                 }
             }
+        }
+        /* after a document's last block the gap to the next document is 1..63 zeros (bend <=
+         * w0 + 63: in s_vshift) */
+        const int sh = s_vshift[bstart - w0], gap = s_vshift[bend - w0] - sh;
+        if (FLAMIA_QUANT_TR_PAIRS && tdst) {
+            /* The block's 32 transposed positions start on a 32-token boundary (documents do,
+             * and blocks are 32 tokens from their document's start), so every dim's row gets
+             * one whole 32-byte slot: tokens, then zeros past a short last block, and one more
+             * slot of zeros when the gap is longer. Lane (dg, th) takes dims 4 dg .. 4 dg + 3
+             * (dg = lane / 2 + 16 j) and tokens 16 th .. 16 th + 15 (th = lane & 1): 4 x 4 byte
+             * blocks read as words and turned by byte permutes (flamia_transpose_bytes4x4), and
+             * the two lanes of a pair store the two halves of a row's sector together. */
+            const int th = lane & 1;
+            const bool zero_slot = gap > 32 - n; /* warp-uniform */
+            __syncwarp();
+#pragma unroll
+            for (int j = 0; j < D / 64; j++) {
+                const int dg = (lane >> 1) + 16 * j;
+                uint32_t words[4][4]; /* [dim][token group]: 4 tokens' codes of one dim */
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    const int tb = 16 * th + 4 * k;
+                    uint32_t w[4], out[4];
+#pragma unroll
+                    for (int i = 0; i < 4; i++) w[i] = *reinterpret_cast<const uint32_t *>(tile + (tb + i) * TSTR + 4 * dg);
+                    flamia_transpose_bytes4x4(w[0], w[1], w[2], w[3], out);
+#pragma unroll
+                    for (int d = 0; d < 4; d++) words[d][k] = out[d];
+                }
+                uint8_t *dst = tdst + ((size_t)h * D + 4 * dg) * p.t_vpad + bstart + sh + 16 * th;
+#pragma unroll
+                for (int d = 0; d < 4; d++) {
+                    uint4 *row = reinterpret_cast<uint4 *>(dst + (size_t)d * p.t_vpad);
+                    row[0] = make_uint4(words[d][0], words[d][1], words[d][2], words[d][3]);
+                    if (zero_slot) row[2] = make_uint4(0u, 0u, 0u, 0u);
+                }
+            }
+            __syncwarp(); /* the tile is rewritten by this warp's next transposed pair */
+        } else if (tdst) { /* byte-wise: lane = token of the block; then the gap's zeros */
+            __syncwarp();
+            uint8_t *vt = tdst + (size_t)h * D * p.t_vpad + bstart + sh;
+            if (lane < n)
+                for (int d = 0; d < D; d++) vt[(size_t)d * p.t_vpad + lane] = tile[d * TSTR + lane];
+            if (gap > 0) /* warp-uniform; the main loop above stays as lean as without gaps */
+                for (int d = 0; d < D; d++) {
+                    if (lane < gap) vt[(size_t)d * p.t_vpad + n + lane] = 0;
+                    if (lane + 32 < gap) vt[(size_t)d * p.t_vpad + n + lane + 32] = 0;
+                }
+            __syncwarp(); /* the tile is rewritten by this warp's next transposed pair */
         }
     }
     const unsigned any = __ballot_sync(0xffffffffu, badmax >= 0x7f80u);
