@@ -70,11 +70,7 @@ constexpr int kThreads = 256;
 #ifndef FLAMIA_QUANT_WB_SLOTS
 #define FLAMIA_QUANT_WB_SLOTS 8
 #endif
-/* quantize_block_warp_kernel's transposes: 4 x 4 byte permutes and 16-byte stores, a lane
- * pair per 32-byte sector (1), or byte-wise through a [dim][token] tile (0) */
-#ifndef FLAMIA_QUANT_TR_PAIRS
-#define FLAMIA_QUANT_TR_PAIRS 1
-#endif
+
 
 /* Where token t < T lands in V^T: its document's flamia_sm90_vt_shift and the zero gap V^T
  * has after it (0 inside a document, 1..63 after its last token). One binary search of
@@ -431,7 +427,8 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
  * its 8 warps then take the (block, slot) pairs in turn. A lane loads its share of the
  * block's rows (D/8 lanes per row, 16 bytes each: 16 loads in flight for D = 128), the
  * block max is a whole-warp reduction (no shared memory, no CTA barrier per slot), and V's
- * transposition goes through the warp's own shared tile. Same values as quantize_kernel
+ * transposition (Q's and K's too in the training call) goes through the warp's own shared
+ * tile. Same values as quantize_kernel
  * by construction: the block max is the max of the rows' max |bf16| bit patterns, a row
  * whose pattern is a NaN ignored as fmaxf ignores it there (a rare path, taken when the
  * block holds a NaN), the same exponent rule and encoder. */
@@ -443,10 +440,10 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
     __shared__ int s_tokbs[64];
     __shared__ int s_range[2];
     __shared__ int s_vshift[64]; /* V^T shift of token w0 + i's document */
-    /* a warp's block codes for the transposes: [row][dim] with rows of TSTR bytes (PAIRS: an odd
-     * word count, so that the two token halves' reads fall in different banks); else [dim][row] */
-    constexpr int TSTR = FLAMIA_QUANT_TR_PAIRS ? D + 4 : 33;
-    __shared__ __align__(16) uint8_t s_tile[kThreads / 32][FLAMIA_QUANT_TR_PAIRS ? 32 * TSTR : D * TSTR];
+    /* a warp's block codes for the transposes: [row][dim], rows of TSTR bytes (an odd word
+     * count, so that the two token halves' reads below fall in different banks) */
+    constexpr int TSTR = D + 4;
+    __shared__ __align__(16) uint8_t s_tile[kThreads / 32][32 * TSTR];
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int c = lane % TPR, r0 = lane / TPR;
@@ -534,7 +531,7 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
         for (int i = 0; i < NL; i++) {
             const int r = r0 + i * RPL;
             if (r >= n) { /* rows past the block: zero codes in the tile (they become the gap) */
-                if (FLAMIA_QUANT_TR_PAIRS && tdst) {
+                if (tdst) {
                     *reinterpret_cast<uint32_t *>(tile + r * TSTR + c * 8) = 0u;
                     *reinterpret_cast<uint32_t *>(tile + r * TSTR + c * 8 + 4) = 0u;
                 }
@@ -559,30 +556,28 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
             const uint32_t lo = flamia_cvt_e4m3x2(y[0], y[1]) | (flamia_cvt_e4m3x2(y[2], y[3]) << 16);
             const uint32_t hi = flamia_cvt_e4m3x2(y[4], y[5]) | (flamia_cvt_e4m3x2(y[6], y[7]) << 16);
             *reinterpret_cast<uint2 *>(p.codes[ti] + base + i * rstride) = make_uint2(lo, hi);
-            if (FLAMIA_QUANT_TR_PAIRS && tdst) {
+            if (tdst) {
                 *reinterpret_cast<uint32_t *>(tile + r * TSTR + c * 8) = lo;
                 *reinterpret_cast<uint32_t *>(tile + r * TSTR + c * 8 + 4) = hi;
-            } else if (tdst) {
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    tile[(c * 8 + k) * TSTR + r] = (uint8_t)(lo >> (8 * k));
-                    tile[(c * 8 + 4 + k) * TSTR + r] = (uint8_t)(hi >> (8 * k));
-                }
             }
         }
-        /* after a document's last block the gap to the next document is 1..63 zeros (bend <=
-         * w0 + 63: in s_vshift) */
-        const int sh = s_vshift[bstart - w0], gap = s_vshift[bend - w0] - sh;
-        if (FLAMIA_QUANT_TR_PAIRS && tdst) {
+        if (tdst) {
             /* The block's 32 transposed positions start on a 32-token boundary (documents do,
              * and blocks are 32 tokens from their document's start), so every dim's row gets
              * one whole 32-byte slot: tokens, then zeros past a short last block, and one more
              * slot of zeros when the gap is longer. Lane (dg, th) takes dims 4 dg .. 4 dg + 3
              * (dg = lane / 2 + 16 j) and tokens 16 th .. 16 th + 15 (th = lane & 1): 4 x 4 byte
              * blocks read as words and turned by byte permutes (flamia_transpose_bytes4x4), and
-             * the two lanes of a pair store the two halves of a row's sector together. */
-            const int th = lane & 1;
+             * the two lanes of a pair store the two halves of a row's sector together
+             * (fifteenth session: mxfp8 quantize 0.443 ms at 16x4096 as with the byte-wise
+             * [dim][token] tile before; one lane per row, 16 bytes each, took 0.501 ms: twice
+             * the L2 write requests; the byte-wise tile for Q and K too (FLAMIA_QUANT_TR_PAIRS=0 at f50c6a7): train
+             * 11.934 ms against these pairs' 11.927, docs/perf-notes.md) */
+            /* after a document's last block the gap to the next document is 1..63 zeros
+             * (bend <= w0 + 63: in s_vshift) */
+            const int sh = s_vshift[bstart - w0], gap = s_vshift[bend - w0] - sh;
             const bool zero_slot = gap > 32 - n; /* warp-uniform */
+            const int th = lane & 1;
             __syncwarp();
 #pragma unroll
             for (int j = 0; j < D / 64; j++) {
@@ -606,17 +601,6 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
                     if (zero_slot) row[2] = make_uint4(0u, 0u, 0u, 0u);
                 }
             }
-            __syncwarp(); /* the tile is rewritten by this warp's next transposed pair */
-        } else if (tdst) { /* byte-wise: lane = token of the block; then the gap's zeros */
-            __syncwarp();
-            uint8_t *vt = tdst + (size_t)h * D * p.t_vpad + bstart + sh;
-            if (lane < n)
-                for (int d = 0; d < D; d++) vt[(size_t)d * p.t_vpad + lane] = tile[d * TSTR + lane];
-            if (gap > 0) /* warp-uniform; the main loop above stays as lean as without gaps */
-                for (int d = 0; d < D; d++) {
-                    if (lane < gap) vt[(size_t)d * p.t_vpad + n + lane] = 0;
-                    if (lane + 32 < gap) vt[(size_t)d * p.t_vpad + n + lane + 32] = 0;
-                }
             __syncwarp(); /* the tile is rewritten by this warp's next transposed pair */
         }
     }
