@@ -1,0 +1,19 @@
+#!/bin/bash
+# Fifteenth session, last device command (~8 min): Table A at the commit with Q^T / K^T
+# written by the training call's quantize (dev/twelfth_final.sh: gpu suite, sanitizers,
+# ours, peers, flex; logs in $OUT/logs.tgz), then the training call's kernels one by one
+# (ncu gpu__time_duration, 16x4096 mxfp8, the graph-replayed train step) with Q^T / K^T in
+# quantize (default) and in bwd_transpose (FLAMIA_SM90_QKT=bwd).
+# Usage (device, repo root): FLAMIA_GIT_COMMIT=<hash> bash dev/fifteenth_final.sh > $OUT/final.log 2>&1
+bash dev/twelfth_final.sh
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
+L=build-device/experiments/latency/latency
+args="--workloads 16x4096 --recipes mxfp8 --passes train --warmup 1 --iters 3 --pass-budget 0 --verify-rows 0 --quiet"
+R="quantize|fwd_kernel|bwd_pre_do|bwd_transpose|bwd_main|bwd_dq_out"
+for c in on bwd; do
+  if [ $c = on ]; then bash dev/ncu_durations.sh qkt-$c "$R" $L $args --out /tmp/ncu-$c.h5
+  else FLAMIA_SM90_QKT=bwd bash dev/ncu_durations.sh qkt-$c "$R" $L $args --out /tmp/ncu-$c.h5; fi > /tmp/ncu-$c.txt
+  echo "== train step kernels, Q^T/K^T $c (median us over the launches)"
+  awk '{ v = $3; if ($4 == "msecond") v *= 1000; if ($4 == "nsecond") v /= 1000; a[$2] = a[$2] " " v }
+       END { for (k in a) { n = split(a[k], x, " "); asort(x); printf "  %-28s %4d launches  median %9.1f us\n", k, n, x[int((n + 1) / 2)] } }' /tmp/ncu-$c.txt | sort
+done
