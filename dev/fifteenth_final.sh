@@ -14,6 +14,14 @@ for c in on bwd; do
   if [ $c = on ]; then bash dev/ncu_durations.sh qkt-$c "$R" $L $args --out /tmp/ncu-$c.h5
   else FLAMIA_SM90_QKT=bwd bash dev/ncu_durations.sh qkt-$c "$R" $L $args --out /tmp/ncu-$c.h5; fi > /tmp/ncu-$c.txt
   echo "== train step kernels, Q^T/K^T $c (median us over the launches)"
-  awk '{ v = $3; if ($4 == "msecond") v *= 1000; if ($4 == "nsecond") v /= 1000; a[$2] = a[$2] " " v }
-       END { for (k in a) { n = split(a[k], x, " "); asort(x); printf "  %-28s %4d launches  median %9.1f us\n", k, n, x[int((n + 1) / 2)] } }' /tmp/ncu-$c.txt | sort
+  python3 - /tmp/ncu-$c.txt <<'PY'
+import sys, collections, statistics
+d = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 4: continue
+    v = float(f[2].replace(",", "")) * {"msecond": 1000.0, "usecond": 1.0, "nsecond": 0.001}.get(f[3], float("nan"))
+    d[f[1]].append(v)
+for k in sorted(d): print("  %-28s %4d launches  median %9.1f us" % (k, len(d[k]), statistics.median(d[k])))
+PY
 done
