@@ -109,7 +109,7 @@ int g_deterministic = 0;
  *   instead of bwd_pre_do; FLAMIA_SM90_DQ_ZERO=bwd (docs/perf-notes.md, "Backward kernel,
  *   fourteenth session");
  * - quantize writes Q^T and K^T, as it writes V^T, instead of bwd_transpose reading the
- *   codes back; FLAMIA_SM90_QKT=bwd ("fifteenth session"). */
+ *   codes back; FLAMIA_SM90_QKT=bwd (docs/perf-notes.md, "Backward kernel", fifteenth session). */
 int moved_out_of_backward(const char *env_name, int *cached) {
     if (*cached < 0) {
         const char *e = getenv(env_name);
