@@ -192,6 +192,12 @@ int main(void) {
                   FLAMIA_ERR_INVALID, "too small");
     EXPECT_STATUS(flamia_cuda_train_step(&rec, &sh, dq, dk, dv, ddo, dO, dlse, ddq, NULL, ddv, ws, wsb, NULL),
                   FLAMIA_ERR_INVALID, "dk");
+    s2 = sh;
+    s2.head_dim = 64; /* quantize and forward take it, the backward does not: refused before either runs */
+    EXPECT_STATUS(flamia_cuda_train_step(&rec, &s2, dq, dk, dv, ddo, dO, dlse, ddq, ddk, ddv, ws, wsb, NULL),
+                  FLAMIA_ERR_UNSUPPORTED, "head_dim");
+    EXPECT_STATUS(flamia_cuda_backward(&rec, &s2, ws, wsb, dO, dlse, ddo, ddq, ddk, ddv, NULL), FLAMIA_ERR_UNSUPPORTED,
+                  "head_dim");
     CK(cudaDeviceSynchronize());
     {
         uint8_t *chk = xmalloc(nq * 2);
