@@ -71,7 +71,6 @@ constexpr int kThreads = 256;
 #define FLAMIA_QUANT_WB_SLOTS 8
 #endif
 
-
 /* Where token t < T lands in V^T: its document's flamia_sm90_vt_shift and the zero gap V^T
  * has after it (0 inside a document, 1..63 after its last token). One binary search of
  * cu_seqlens. The token-block kernel with the Hadamard rotation places its tokens this way;
@@ -428,8 +427,8 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
  * block's rows (D/8 lanes per row, 16 bytes each: 16 loads in flight for D = 128), the
  * block max is a whole-warp reduction (no shared memory, no CTA barrier per slot), and V's
  * transposition (Q's and K's too in the training call) goes through the warp's own shared
- * tile. Same values as quantize_kernel
- * by construction: the block max is the max of the rows' max |bf16| bit patterns, a row
+ * tile. Same values as quantize_kernel by construction: the block max is the max of the
+ * rows' max |bf16| bit patterns, a row
  * whose pattern is a NaN ignored as fmaxf ignores it there (a rare path, taken when the
  * block holds a NaN), the same exponent rule and encoder. */
 template <int D>
