@@ -10,7 +10,7 @@
 # Carry: build (with build/headlib, build/bytelib). Usage: bash dev/fifteenth_qkt2.sh > $OUT/qkt2.log 2>&1
 export OMP_NUM_THREADS=16
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
-B=build L=build/experiments/latency/latency P=/tmp/qkt2
+B=build P=/tmp/qkt2
 mkdir -p $P
 for lib in default bytelib; do
   for t in test_gpu_quantize test_gpu_api; do
@@ -19,42 +19,8 @@ for lib in default bytelib; do
     echo "$t ($lib): rc=$?"; grep -E "^train_step|differs|FAIL|all bit-exact" $P/$t-$lib.log | head -6
   done
 done
-run() { # config workload round
-  local args="--workloads $2 --recipes mxfp8 --passes quant,train --pass-budget 2 --out $P/$1-$2-$3.h5"
-  case $1 in
-    head) LD_LIBRARY_PATH=$PWD/build/headlib:$LD_LIBRARY_PATH timeout 150 $L $args ;;
-    byteon) LD_LIBRARY_PATH=$PWD/build/bytelib:$LD_LIBRARY_PATH timeout 150 $L $args ;;
-    pairoff) FLAMIA_SM90_QKT=bwd timeout 150 $L $args ;;
-    pairon) timeout 150 $L $args ;;
-  esac >> $P/latency.log 2>&1 || echo "latency $1 $2 $3 FAILED"
-}
-summary() {
-python3 - $P <<'PY'
-import sys, glob, h5py, collections
-d = collections.defaultdict(list)
-C = ["head", "byteon", "pairoff", "pairon"]
-for fn in sorted(glob.glob(sys.argv[1] + "/*.h5")):
-    base = fn.split("/")[-1][:-3]; c = base.split("-")[0]; r = base.split("-")[-1]; w = base[len(c) + 1:-len(r) - 1]
-    f = h5py.File(fn, "r"); t = f["timings"]; v = f["verify"]
-    for j in range(t["pass"].shape[0]):
-        d[(w, t["pass"][j].decode(), c)].append(float(t["ms"][j]))
-    d[(w, "verify", c)].append("ok" if all(v["ok"][...]) else "FAIL")
-print("| workload | pass | " + " | ".join(c + " ms" for c in C) + " | " + " | ".join(c + "/head" for c in C[1:]) + " |")
-print("|---|---|" + "---|" * (2 * len(C) - 1))
-for w in ["16x4096", "64x1024", "logu-16k"]:
-    for p in ["quant", "train"]:
-        m = {c: sum(d[(w, p, c)]) / len(d[(w, p, c)]) if d[(w, p, c)] else float("nan") for c in C}
-        print("| %s | %s | " % (w, p) + " | ".join("%.3f" % m[c] for c in C) + " | " + " | ".join("%.3f" % (m[c] / m["head"]) for c in C[1:]) + " |")
-    print("  verify:", {c: d[(w, "verify", c)] for c in C})
-PY
-}
-for r in 1 2; do
-  for w in 16x4096 64x1024 logu-16k; do
-    for c in head byteon pairoff pairon; do run $c $w $r; done
-  done
-done
-echo "== after 2 rounds ($SECONDS s)"; summary
-grep -E "VERIFY|FAIL|error" $P/latency.log | head
+CONFIGS="head=LIB=build/headlib byteon=LIB=build/bytelib pairoff=FLAMIA_SM90_QKT=bwd pairon=" \
+  WORKLOADS="16x4096 64x1024 logu-16k" RECIPES=mxfp8 PASSES=quant,train ROUNDS=2 OUTDIR=$P/ab bash dev/latency_ab.sh
 for tool in memcheck racecheck; do
   FLAMIA_TEST_SMALL=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/test_gpu_quantize > $P/san-$tool.log 2>&1
   echo "compute-sanitizer $tool test_gpu_quantize: rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $P/san-$tool.log | sort | uniq -c
