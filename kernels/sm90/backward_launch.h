@@ -15,7 +15,7 @@
 
 namespace flamia_bwd {
 
-constexpr int kD = 128;
+constexpr int kD = FLAMIA_SM90_BWD_HEAD_DIM;
 
 /* 1. dO (bwd_pre_do) */
 struct PreParams {

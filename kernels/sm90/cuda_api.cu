@@ -136,11 +136,11 @@ flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape
     if ((st = flamia_shape_check_dims(s))) return st;
     /* refused here, before a training call enqueues its quantize and forward (which would
      * write o and lse) for a backward that cannot run */
-    if (training && s->head_dim != 128)
+    if (training && s->head_dim != FLAMIA_SM90_BWD_HEAD_DIM)
         return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
-                           "%s: head_dim %d: the sm_90 backward (and so the training call) takes head_dim 128 "
+                           "%s: head_dim %d: the sm_90 backward (and so the training call) takes head_dim %d "
                            "only; quantize and forward also take 64",
-                           fn, s->head_dim);
+                           fn, s->head_dim, FLAMIA_SM90_BWD_HEAD_DIM);
     if (s->max_seqlen < 1 || s->max_seqlen > s->total_tokens)
         return flamia_fail(FLAMIA_ERR_INVALID,
                            "%s: shape.max_seqlen %d must be the longest document's length, in [1, total_tokens=%d] "

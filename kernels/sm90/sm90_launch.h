@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The one head dim the backward kernels take (quantize and forward also take 64); the
+ * training calls refuse the others before anything is enqueued (cuda_api.cu prepare). */
+#define FLAMIA_SM90_BWD_HEAD_DIM 128
+
 /* Which function the kernels compute (docs/numerics.md section 6). */
 enum flamia_sm90_kind {
     FLAMIA_SM90_BF16 = 0,    /* BF16 control path through the same code */
