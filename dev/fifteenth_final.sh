@@ -5,7 +5,11 @@
 # (ncu gpu__time_duration, 16x4096 mxfp8, the graph-replayed train step) with Q^T / K^T in
 # quantize (default) and in bwd_transpose (FLAMIA_SM90_QKT=bwd).
 # Usage (device, repo root): FLAMIA_GIT_COMMIT=<hash> bash dev/fifteenth_final.sh > $OUT/final.log 2>&1
+# twelfth_final.sh tars and deletes the *.log files under $OUT, final.log included, so the ncu
+# part's table goes to $OUT/ncu_train.md as well (in the fifteenth session it went only to the
+# deleted final.log and was recovered by a second command).
 bash dev/twelfth_final.sh
+exec > >(tee "${OUT:-/tmp/flamia-out}/ncu_train.md") 2>&1
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 L=build-device/experiments/latency/latency
 args="--workloads 16x4096 --recipes mxfp8 --passes train --warmup 1 --iters 3 --pass-budget 0 --verify-rows 0 --quiet"
@@ -19,8 +23,10 @@ import sys, collections, statistics
 d = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     f = line.split()
+    if len(f) == 3: f = [f[0], "(unnamed: the quantizer)"] + f[1:]  # a name the awk could not cut
     if len(f) < 4: continue
-    v = float(f[2].replace(",", "")) * {"msecond": 1000.0, "usecond": 1.0, "nsecond": 0.001}.get(f[3], float("nan"))
+    unit = {"ms": 1000.0, "msecond": 1000.0, "us": 1.0, "usecond": 1.0, "ns": 0.001, "nsecond": 0.001}
+    v = float(f[2].replace(",", "")) * unit.get(f[3], float("nan"))
     d[f[1]].append(v)
 for k in sorted(d): print("  %-28s %4d launches  median %9.1f us" % (k, len(d[k]), statistics.median(d[k])))
 PY
