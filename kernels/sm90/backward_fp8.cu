@@ -383,6 +383,17 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 const float2 cr = *(const float2 *)(sRc + ql), sc = *(const float2 *)(sRsc + ql);
                 const float2 nr = *(const float2 *)(sRnr + ql), dl = *(const float2 *)(sRdl + ql);
                 const float2 dof = *(const float2 *)(sRdof + ql), pvf = *(const float2 *)(sRpvf + ql);
+                /* mxfp8: a thread's two key rows lie in one 32-key block, so 2^eK and 2^eV are
+                 * one scalar each (row 1 differs only when it is past the document, and then its
+                 * P is masked): the key factor goes into the query factor, t = fl(s (2^eK c
+                 * 2^eQ)), the forward's own association (forward.cu: t = fl(u cc)). The form
+                 * fl(fl(s 2^eK) c 2^eQ) is the same number only while s 2^eK is exact in FP32:
+                 * with a large K and a small softmax scale it overflowed, and P was not the
+                 * forward's (test_gpu_consistency, "wide range"; dev/backward/v32_key_fold.patch).
+                 * dP's 2^eV goes into 2^eDO the same way. mxfp8-exact's per-token 2^eK stays
+                 * per row, as its forward applies it (u = s 2^eK first). */
+                const float2 ckq = make_float2(kf[0] * cr.x, kf[0] * cr.y);
+                const float2 vdo = make_float2(vf[0] * dof.x, vf[0] * dof.y);
                 const int2 qlim = *(const int2 *)(sRqlim + ql);
                 float2 mfr = make_float2(0.f, 0.f); /* the final frames (split path only) */
                 if (!DIRECT) {
@@ -399,7 +410,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                         /* E(t, m) 2^8 of numerics.md 3.3 as the forward evaluates it (sm90_exp2.cuh):
                          * ex2(t) 2^(8 - m), or the split where a row's frame needs it; code 0 for
                          * pairs the causal / document limit excludes (then P = 0 and dS = +-0). */
-                        const float t = (sacc[4 * j + 2 * hh + e] * kf[hh]) * (e ? cr.y : cr.x);
+                        const float t = KIND == 1 ? sacc[4 * j + 2 * hh + e] * (e ? ckq.y : ckq.x)
+                                                  : (sacc[4 * j + 2 * hh + e] * kf[hh]) * (e ? cr.y : cr.x);
                         const float E = DIRECT ? exp_frame_direct(t, e ? sc.y : sc.x)
                                                : exp_frame_split_k63(t, (e ? mfr.y : mfr.x) - 8.f);
                         e256[e] = jkv[hh] <= (e ? qlim.y : qlim.x) ? E : 0.f;
@@ -417,7 +429,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                     for (int e = 0; e < 2; e++) {
                         const int idx = 4 * j + 2 * hh + e;
                         const float P = (e ? pb.y : pb.x) * (e ? nr.y : nr.x);
-                        const float dP = (dpacc[idx] * vf[hh]) * (e ? dof.y : dof.x);
+                        const float dP = KIND == 1 ? dpacc[idx] * (e ? vdo.y : vdo.x)
+                                                   : (dpacc[idx] * vf[hh]) * (e ? dof.y : dof.x);
                         dpacc[idx] = P * (dP - (e ? dl.y : dl.x));
                         pv[2 * hh + e] = P * (e ? pvf.y : pvf.x);
                     }

@@ -5,7 +5,10 @@
  * lengths, documents of 300-700 tokens (several key tiles, so frames grow), GQA and
  * MHA, causal and not, recipes mxfp8 and mxfp8-exact. Inputs: outlier K channels (wide
  * score range: frames grow, entries go subnormal) and V tokens scaled by 2^[-5, 5] (V's
- * exponent fold differs per key).
+ * exponent fold differs per key). mxfp8 also runs a "wide range" case: K x 2^118 with the
+ * softmax scale x 2^-118 (the same logits), where s 2^eK is beyond FP32 for most pairs, so
+ * a kernel that forms t as fl(fl(s 2^eK) c 2^eQ) instead of the forward's fl(s (2^eK c
+ * 2^eQ)) gets other codes (the backward did until the sixteenth session).
  *
  * Coverage: every evaluated pair (same document, causal j <= i) has a code from both
  * kernels and no other pair has one (0xFF); codes are finite and >= 0; the forward's
@@ -67,8 +70,9 @@ static int make_layout(rng_t *r, int target, int *lens, int cap) {
 
 /* split: 1 when the logits are large enough that some rows leave the direct exponential's
  * range (the forward must then list work items for its split launch), 0 when none may */
+/* kexp: K x 2^kexp and the softmax scale x 2^-kexp (the same logits, K's exponents far out) */
 static void run_case(const char *label, const char *preset, int causal, int Hq, int Hkv, double qscale, int split,
-                     rng_t *r) {
+                     int kexp, rng_t *r) {
     enum { CAP = 512 };
     int lens[CAP];
     int32_t cu[CAP + 1];
@@ -86,11 +90,16 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
     fill_bf16(r, v, bv, nk, 1.0);
     fill_bf16(r, g, bg, nq, 1e-2);
     scale_channels(r, k, bk, (size_t)T * Hkv, D, 3, 8.0f); /* outlier K channels */
+    for (size_t x = 0; kexp && x < nk; x++) { /* exact: a power of two, BF16's range kept */
+        k[x] = ldexpf(k[x], kexp);
+        bk[x] = flamia_bf16_bits(k[x]);
+    }
+    const float sm_scale = ldexpf(1.0f / sqrtf((float)D), -kexp);
     for (size_t t = 0; t < (size_t)T * Hkv; t++) { /* V magnitudes per token: exponents differ per key */
         const float f = ldexpf(1.0f, rng_int(r, -5, 5));
         for (int d = 0; d < D; d++) bv[t * D + d] = flamia_bf16_bits(v[t * D + d] * f);
     }
-    flamia_shape ds = {T, ndocs, NULL, Hq, Hkv, D, causal, 0.0f, maxl};
+    flamia_shape ds = {T, ndocs, NULL, Hq, Hkv, D, causal, kexp ? sm_scale : 0.0f, maxl};
     int32_t *dcu = dmalloc((ndocs + 1) * 4);
     CK(cudaMemcpy(dcu, cu, (ndocs + 1) * 4, cudaMemcpyHostToDevice));
     ds.cu_seqlens = dcu;
@@ -133,7 +142,7 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
 
     counts_t c;
     memset(&c, 0, sizeof c);
-    const float cexp = (1.0f / sqrtf((float)D)) * 1.44269504088896341f; /* the kernels' c */
+    const float cexp = sm_scale * 1.44269504088896341f; /* the kernels' c */
     double qd[128];
     for (int h = 0; h < Hq; h++) {
         const int hk = h / G;
@@ -205,7 +214,8 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
                     for (int dd = 0; dd < D; dd++) s += qd[dd] * flamia_e4m3_decode(kj[dd]);
                     const float kf = ldexpf(1.0f, ke[(size_t)(d0 + j) * Hkv + hk]);
                     const float cr = cexp * ldexpf(1.0f, qe[(size_t)(d0 + i) * Hq + h]);
-                    const float t = ((float)s * kf) * cr; /* the backward's t, from exact sums */
+                    /* the kernels' t (numerics.md 3.3: mxfp8 folds 2^eK into the row factor), from exact sums */
+                    const float t = block ? (float)s * (kf * cr) : ((float)s * kf) * cr;
                     const double ex = exp2((double)t - (double)m + 8.0);
                     const uint8_t xc = flamia_e4m3_encode((float)ex);
                     c.x_pairs += 1;
@@ -216,7 +226,7 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
         }
     }
     const double mism = c.pairs - c.equal;
-    printf("%-24s %-11s causal=%d T=%4d docs=%3d Hq=%d Hkv=%d | pairs %.0f, shifted %.0f (frame grew %.0f) | "
+    printf("%-27s %-11s causal=%d T=%4d docs=%3d Hq=%d Hkv=%d | pairs %.0f, shifted %.0f (frame grew %.0f) | "
            "mismatches %.0f: subnormal class %.0f, evaluation %.0f (%.1e), unexplained %.0f | coverage %ld, codes %ld, "
            "frames %ld | split items %d | bwd vs exact-sum codes: equal %.5f, one step %.5f, more %.0f\n",
            label, preset, causal, T, ndocs, Hq, Hkv, c.pairs, c.shifted, c.frame_grew, mism, c.subnormal, c.eval,
@@ -293,12 +303,15 @@ int main(void) {
     const char *presets[] = {"mxfp8", "mxfp8-exact"};
     for (int pi = 0; pi < 2; pi++) {
         const char *p = presets[pi];
-        run_case("packed, GQA 4/2", p, 1, 4, 2, 1.0, 0, &r);
-        run_case("packed, MHA 2/2, sharp", p, 1, 2, 2, 3.0, 0, &r);
-        run_case("packed, non-causal 2/1", p, 0, 2, 1, 1.0, 0, &r);
+        run_case("packed, GQA 4/2", p, 1, 4, 2, 1.0, 0, 0, &r);
+        run_case("packed, MHA 2/2, sharp", p, 1, 2, 2, 3.0, 0, 0, &r);
+        run_case("packed, non-causal 2/1", p, 0, 2, 1, 1.0, 0, 0, &r);
         /* logits to ~170 in log2 units: rows beyond the direct exponential's range (frame
          * above 120), so the forward's split launch and the backward's split path run */
-        run_case("packed, GQA 4/2, huge", p, 1, 4, 2, 40.0, 1, &r);
+        run_case("packed, GQA 4/2, huge", p, 1, 4, 2, 40.0, 1, 0, &r);
+        /* mxfp8 only: mxfp8-exact's forward forms u = s 2^eK_j itself (per-token exponents
+         * do not fold into the row factor), so |s| 2^eK must stay in FP32 there */
+        if (pi == 0) run_case("packed, GQA 4/2, wide range", p, 1, 4, 2, 1.0, -1, 118, &r);
     }
     if (failures) {
         fprintf(stderr, "test_gpu_consistency: %d failures\n", failures);
