@@ -14,6 +14,8 @@
  *   env BWD_VARIANT=0 runs the plain FP32 main kernel instead of the FP8 wgmma one;
  *   BWD_DET=1 the deterministic dQ mode; BWD_DUMP=FILE writes the dQ, dK, dV bytes (the
  *   first backward call, before timing) so that two variants can be compared with cmp.
+ *   BWD_KEXP=e scales K by 2^e and the softmax scale by 2^-e (FP32 range of the kernels'
+ *   intermediate products; mxfp8 only: mxfp8-exact's forward needs max|K| < 2^111).
  *
  * Bounds (see backward.cu's header and docs/perf-notes.md "Backward kernel"): both sides
  * round to BF16; the GPU sums in FP32 (wgmma) instead of FP64 and uses ex2.approx, which
@@ -130,6 +132,11 @@ int main(int argc, char **argv) {
         const int ch = (int)(runif() * D);
         for (size_t t = 0; t < (size_t)T * Hkv; t++) k[t * D + ch] = flamia_round_bf16(k[t * D + ch] * 8.0f);
     }
+    /* BWD_KEXP=e: K x 2^e and the softmax scale x 2^-e (the same logits, K's exponents far
+     * out; e = 118 is test_gpu_consistency's "wide range", where the backward's t once
+     * overflowed). Exact: powers of two, BF16's range kept for |e| <= 118. */
+    const int kexp = getenv("BWD_KEXP") ? atoi(getenv("BWD_KEXP")) : 0;
+    for (size_t x = 0; kexp && x < nk; x++) k[x] = ldexpf(k[x], kexp);
     auto to_bf16 = [](const std::vector<float> &x) {
         std::vector<uint16_t> b(x.size());
 #pragma omp parallel for
@@ -147,7 +154,7 @@ int main(int argc, char **argv) {
     P.head_dim = D;
     P.causal = causal;
     P.max_seqlen = maxlen;
-    P.softmax_scale = 1.0f / sqrtf((float)D);
+    P.softmax_scale = ldexpf(1.0f / sqrtf((float)D), -kexp);
     P.kind = kind;
     P.deterministic = getenv("BWD_DET") && atoi(getenv("BWD_DET")); /* deterministic dQ */
     const flamia_sm90_layout L = flamia_sm90_layout_of(&P);
