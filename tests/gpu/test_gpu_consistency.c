@@ -69,8 +69,9 @@ static int make_layout(rng_t *r, int target, int *lens, int cap) {
 }
 
 /* split: 1 when the logits are large enough that some rows leave the direct exponential's
- * range (the forward must then list work items for its split launch), 0 when none may */
-/* kexp: K x 2^kexp and the softmax scale x 2^-kexp (the same logits, K's exponents far out) */
+ * range (the forward must then list work items for its split launch), 0 when none may, -1
+ * not checked. kexp: K x 2^kexp and the softmax scale x 2^-kexp (the same logits, K's
+ * exponents far out). */
 static void run_case(const char *label, const char *preset, int causal, int Hq, int Hkv, double qscale, int split,
                      int kexp, rng_t *r) {
     enum { CAP = 512 };
@@ -214,7 +215,7 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
                     for (int dd = 0; dd < D; dd++) s += qd[dd] * flamia_e4m3_decode(kj[dd]);
                     const float kf = ldexpf(1.0f, ke[(size_t)(d0 + j) * Hkv + hk]);
                     const float cr = cexp * ldexpf(1.0f, qe[(size_t)(d0 + i) * Hq + h]);
-                    /* the kernels' t (numerics.md 3.3: mxfp8 folds 2^eK into the row factor), from exact sums */
+                    /* the kernels' t (numerics.md 3.1: mxfp8 folds 2^eK into the row factor), from exact sums */
                     const float t = block ? (float)s * (kf * cr) : ((float)s * kf) * cr;
                     const double ex = exp2((double)t - (double)m + 8.0);
                     const uint8_t xc = flamia_e4m3_encode((float)ex);
