@@ -80,6 +80,12 @@ static inline void *dmalloc(size_t bytes) {
     CK(cudaMalloc(&p, bytes < 16 ? 16 : bytes));
     return p;
 }
+/* a device copy of `bytes` host bytes */
+static inline void *dupload(const void *host, size_t bytes) {
+    void *p = dmalloc(bytes);
+    CK(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice));
+    return p;
+}
 static inline void *xmalloc(size_t bytes) {
     void *p = malloc(bytes ? bytes : 1);
     if (!p) {

@@ -198,19 +198,14 @@ static void deterministic_case(const char *preset, rng_t *r) {
     fill_bf16(r, scratch, bk, nk, 1.0);
     fill_bf16(r, scratch, bv, nk, 1.0);
     fill_bf16(r, scratch, bg, nq, 1e-2);
-    int32_t *dcu = dmalloc(sizeof cu);
-    CK(cudaMemcpy(dcu, cu, sizeof cu, cudaMemcpyHostToDevice));
+    int32_t *dcu = dupload(cu, sizeof cu);
     flamia_shape ds = {T, ndocs, dcu, Hq, Hkv, D, 1, 0.0f, max_len(cu, ndocs)};
     size_t wsb = 0;
     FL(flamia_cuda_workspace_size(&rec, &ds, &wsb));
-    void *ws = dmalloc(wsb), *dq_in = dmalloc(nq * 2), *dk_in = dmalloc(nk * 2), *dv_in = dmalloc(nk * 2);
-    void *ddo = dmalloc(nq * 2), *dO = dmalloc(nq * 2), *gq = dmalloc(nq * 2), *gk = dmalloc(nk * 2),
+    void *ws = dmalloc(wsb), *dq_in = dupload(bq, nq * 2), *dk_in = dupload(bk, nk * 2), *dv_in = dupload(bv, nk * 2);
+    void *ddo = dupload(bg, nq * 2), *dO = dmalloc(nq * 2), *gq = dmalloc(nq * 2), *gk = dmalloc(nk * 2),
          *gv = dmalloc(nk * 2);
     float *dlse = dmalloc((size_t)T * Hq * 4);
-    CK(cudaMemcpy(dq_in, bq, nq * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dk_in, bk, nk * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dv_in, bv, nk * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(ddo, bg, nq * 2, cudaMemcpyHostToDevice));
     FL(flamia_cuda_quantize(&rec, &ds, dq_in, dk_in, dv_in, ws, wsb, NULL));
     FL(flamia_cuda_forward(&rec, &ds, ws, wsb, dO, dlse, NULL));
     const size_t bytes = nq * 2 + 2 * nk * 2;

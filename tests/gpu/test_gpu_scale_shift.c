@@ -89,21 +89,15 @@ int main(void) {
     scale_channels(&r, k, bk, (size_t)T * Hkv, D, 3, 8.0f); /* outlier K channels */
     for (size_t i = 0; i < nk; i++) bks[i] = flamia_bf16_bits(ldexpf(k[i], E)); /* exact: BF16's range kept */
 
-    int32_t *dcu = dmalloc((ndocs + 1) * 4);
-    CK(cudaMemcpy(dcu, cu, (ndocs + 1) * 4, cudaMemcpyHostToDevice));
+    int32_t *dcu = dupload(cu, (ndocs + 1) * 4);
     flamia_shape base = {T, ndocs, dcu, Hq, Hkv, D, 1, 1.0f / sqrtf((float)D), max_len(cu, ndocs)};
     flamia_shape shifted = base;
     shifted.softmax_scale = ldexpf(base.softmax_scale, -E);
 
-    void *dq_in = dmalloc(nq * 2), *dk_in = dmalloc(nk * 2), *dks_in = dmalloc(nk * 2), *dv_in = dmalloc(nk * 2),
-         *ddo = dmalloc(nq * 2), *dO = dmalloc(nq * 2), *dq = dmalloc(nq * 2), *dk = dmalloc(nk * 2),
-         *dv = dmalloc(nk * 2);
+    void *dq_in = dupload(bq, nq * 2), *dk_in = dupload(bk, nk * 2), *dks_in = dupload(bks, nk * 2),
+         *dv_in = dupload(bv, nk * 2), *ddo = dupload(bg, nq * 2);
+    void *dO = dmalloc(nq * 2), *dq = dmalloc(nq * 2), *dk = dmalloc(nk * 2), *dv = dmalloc(nk * 2);
     float *dlse = dmalloc((size_t)T * Hq * 4);
-    CK(cudaMemcpy(dq_in, bq, nq * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dk_in, bk, nk * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dks_in, bks, nk * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dv_in, bv, nk * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(ddo, bg, nq * 2, cudaMemcpyHostToDevice));
 
     const int was_det = flamia_cuda_deterministic();
     FL(flamia_cuda_set_deterministic(1)); /* dQ summed in a fixed order: bit-identical run to run */
