@@ -5,7 +5,12 @@ the 40 instructions with the most samples; with --bins N, the kernel's SASS in b
 instructions (program order): executed instructions per warp, share of the samples and the
 two largest stall reasons of each bin, which shows how prologue, loop and epilogue split the
 time (thirteenth session: the backward's epilogue was 31 % of a one-pair CTA).
-Usage: stalls.py ncu_sass.csv [--bins N]"""
+With --regions ROW:LABEL,ROW:LABEL,... (rows of the CSV's body in program order, each the
+first row of its region; sixteenth session's cut of bwd_main_fp8 in perf-notes): per region
+the share of the samples, the instructions a warp executes per execution of the region (its
+instructions' most common execution count: per sub-step in the tile loop), and its three
+largest reasons.
+Usage: stalls.py ncu_sass.csv [--bins N] [--regions ROW:LABEL,...]"""
 import csv, sys
 from collections import Counter
 
@@ -53,3 +58,23 @@ if "--bins" in sys.argv:
                      reverse=True)[:2]
         print(f"  {a:6d} {ipw:8.1f} {100 * smp / max(total, 1):5.1f} %  " +
               ", ".join(f"{w[6:] if w.startswith('stall_') else w} {100 * v / max(total, 1):.1f} %" for v, w in why if v))
+
+if "--regions" in sys.argv:
+    ex = next((i for i, c in enumerate(head) if c.strip() == "Instructions Executed"), None)
+    cuts = []
+    for item in sys.argv[sys.argv.index("--regions") + 1].split(","):
+        row, label = item.split(":", 1)
+        cuts.append((int(row), label))
+    cuts.sort()
+    print("\nby region (samples, instructions a warp per execution of the region, largest reasons):")
+    for k, (a, label) in enumerate(cuts):
+        b = cuts[k + 1][0] if k + 1 < len(cuts) else len(body)
+        chunk = body[a:b]
+        smp = sum(num(r[samp]) for r in chunk)
+        counts = Counter(num(r[ex]) for r in chunk if num(r[ex]) > 0) if ex is not None else Counter()
+        per = counts.most_common(1)[0][0] if counts else 0
+        ipe = sum(num(r[ex]) for r in chunk) / per if per else 0
+        why = sorted(((sum(num(r[i]) for r in chunk), head[i]) for i in reasons if "Not Issued" not in head[i]),
+                     reverse=True)[:3]
+        print(f"  {a:6d}-{b:<6d} {label[:36]:36s} {100 * smp / max(total, 1):5.1f} %  {ipe:7.1f}  " +
+              ", ".join(f"{w[6:] if w.startswith('stall_') else w} {100 * v / max(total, 1):.1f}" for v, w in why if v))
