@@ -20,6 +20,7 @@
  * test_gpu_consistency's "wide range" case goes to e = 118, where c 2^eQ is subnormal.
  */
 #include "gpu_common.h"
+#include "../scale_shift_rule.h"
 
 typedef struct {
     uint16_t *o, *dq, *dk, *dv;
@@ -48,25 +49,10 @@ static void train(const char *preset, const flamia_shape *sh, const void *dq_in,
 }
 static void free_out(outputs *o) { free(o->o), free(o->dq), free(o->dk), free(o->dv), free(o->lse); }
 
-static long differ16(const uint16_t *a, const uint16_t *b, size_t n) {
-    long d = 0;
-    for (size_t i = 0; i < n; i++) d += a[i] != b[i];
-    return d;
-}
-static long nonfinite16(const uint16_t *a, size_t n) {
-    long d = 0;
-    for (size_t i = 0; i < n; i++) d += !isfinite(flamia_bf16_value(a[i]));
-    return d;
-}
-/* shifted dK x 2^e against dK (see the header) */
+/* shifted dK against dK: elements outside scale_shift_rule.h's rule */
 static long dk_differ(const uint16_t *shifted, const uint16_t *base, size_t n, int e) {
     long d = 0;
-    for (size_t i = 0; i < n; i++) {
-        const double s = flamia_bf16_value(shifted[i]), b = flamia_bf16_value(base[i]), back = ldexp(s, e);
-        if (back == b) continue;
-        const int sub = fabs(s) <= 0x1.0p-126 || fabs(b) <= 0x1.0p-126;
-        d += !(sub && fabs(back - b) <= ldexp(1.0, (e > 0 ? e : 0) - 133));
-    }
+    for (size_t i = 0; i < n; i++) d += !scale_shift_matches(flamia_bf16_value(shifted[i]), flamia_bf16_value(base[i]), e);
     return d;
 }
 
@@ -113,10 +99,11 @@ int main(void) {
         train(presets[pi], &shifted, dq_in, dks_in, dv_in, ddo, ws, wsb, dO, dlse, dq, dk, dv, nq, nk, T, Hq, &b);
         long lse_d = 0;
         for (size_t i = 0; i < (size_t)T * Hq; i++) lse_d += memcmp(a.lse + i, b.lse + i, 4) != 0;
-        const long o_d = differ16(a.o, b.o, nq), dq_d = differ16(a.dq, b.dq, nq), dv_d = differ16(a.dv, b.dv, nk);
-        const long dk_d = dk_differ(b.dk, a.dk, nk, E);
-        const long nf = nonfinite16(a.o, nq) + nonfinite16(a.dq, nq) + nonfinite16(a.dk, nk) + nonfinite16(a.dv, nk) +
-                        nonfinite16(b.o, nq) + nonfinite16(b.dq, nq) + nonfinite16(b.dk, nk) + nonfinite16(b.dv, nk);
+        /* bits of finite pairs, and pairs with a non-finite side (poison left, or a NaN) */
+        const bf16_diff o = bf16_compare(a.o, b.o, nq), q = bf16_compare(a.dq, b.dq, nq);
+        const bf16_diff kk = bf16_compare(a.dk, b.dk, nk), v = bf16_compare(a.dv, b.dv, nk);
+        const long o_d = o.differ, dq_d = q.differ, dv_d = v.differ, dk_d = dk_differ(b.dk, a.dk, nk, E);
+        const long nf = o.nonfinite + q.nonfinite + kk.nonfinite + v.nonfinite;
         printf("%-11s T=%4d docs=%3d Hq=%d Hkv=%d, K x 2^%d, scale x 2^-%d | elements that differ: O %ld, lse %ld, "
                "dQ %ld, dV %ld, dK x 2^e %ld | non-finite %ld\n",
                presets[pi], T, ndocs, Hq, Hkv, E, E, o_d, lse_d, dq_d, dv_d, dk_d, nf);
