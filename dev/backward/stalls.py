@@ -44,9 +44,18 @@ print("\ntop instructions:")
 for r in sorted(body, key=lambda r: -num(r[samp]))[:40]:
     print(f"  {r[addr] if addr is not None else '':>8s} {num(r[samp]):7.0f}  {r[src].strip()[:90]}")
 
+ex = next((i for i, c in enumerate(head) if c.strip() == "Instructions Executed"), None)
+
+
+def top_reasons(chunk, k, unit):
+    """the chunk's k largest issued-stall reasons, as 'name share' in % of all samples"""
+    why = sorted(((sum(num(r[i]) for r in chunk), head[i]) for i in reasons if "Not Issued" not in head[i]),
+                 reverse=True)[:k]
+    return ", ".join(f"{w[6:] if w.startswith('stall_') else w} {100 * v / max(total, 1):.1f}{unit}" for v, w in why if v)
+
+
 if "--bins" in sys.argv:
     n = int(sys.argv[sys.argv.index("--bins") + 1])
-    ex = next((i for i, c in enumerate(head) if c.strip() == "Instructions Executed"), None)
     # warps per launch: the most executed instruction count of the kernel's first line
     warps = num(body[0][ex]) if ex is not None else 0
     print(f"\nby bins of {n} SASS instructions (instructions per launched warp: {warps:.0f} warps ran the first line, idle CTAs included):")
@@ -54,13 +63,9 @@ if "--bins" in sys.argv:
         chunk = body[a:a + n]
         smp = sum(num(r[samp]) for r in chunk)
         ipw = sum(num(r[ex]) for r in chunk) / warps if ex is not None and warps else 0
-        why = sorted(((sum(num(r[i]) for r in chunk), head[i]) for i in reasons if "Not Issued" not in head[i]),
-                     reverse=True)[:2]
-        print(f"  {a:6d} {ipw:8.1f} {100 * smp / max(total, 1):5.1f} %  " +
-              ", ".join(f"{w[6:] if w.startswith('stall_') else w} {100 * v / max(total, 1):.1f} %" for v, w in why if v))
+        print(f"  {a:6d} {ipw:8.1f} {100 * smp / max(total, 1):5.1f} %  " + top_reasons(chunk, 2, " %"))
 
 if "--regions" in sys.argv:
-    ex = next((i for i, c in enumerate(head) if c.strip() == "Instructions Executed"), None)
     cuts = []
     for item in sys.argv[sys.argv.index("--regions") + 1].split(","):
         row, label = item.split(":", 1)
@@ -74,7 +79,4 @@ if "--regions" in sys.argv:
         counts = Counter(num(r[ex]) for r in chunk if num(r[ex]) > 0) if ex is not None else Counter()
         per = counts.most_common(1)[0][0] if counts else 0
         ipe = sum(num(r[ex]) for r in chunk) / per if per else 0
-        why = sorted(((sum(num(r[i]) for r in chunk), head[i]) for i in reasons if "Not Issued" not in head[i]),
-                     reverse=True)[:3]
-        print(f"  {a:6d}-{b:<6d} {label[:36]:36s} {100 * smp / max(total, 1):5.1f} %  {ipe:7.1f}  " +
-              ", ".join(f"{w[6:] if w.startswith('stall_') else w} {100 * v / max(total, 1):.1f}" for v, w in why if v))
+        print(f"  {a:6d}-{b:<6d} {label[:36]:36s} {100 * smp / max(total, 1):5.1f} %  {ipe:7.1f}  " + top_reasons(chunk, 3, ""))
