@@ -27,25 +27,32 @@ typedef struct {
     float *lse;
 } outputs;
 
-static void train(const char *preset, const flamia_shape *sh, const void *dq_in, const void *dk_in,
-                  const void *dv_in, const void *ddo, void *ws, size_t wsb, void *dO, float *dlse, void *dq, void *dk,
-                  void *dv, size_t nq, size_t nk, int T, int Hq, outputs *out) {
-    flamia_recipe rec;
-    FL(flamia_recipe_preset(preset, &rec));
-    CK(cudaMemset(dO, 0xFF, nq * 2)); /* BF16 NaN poison: every element must be written */
-    CK(cudaMemset(dq, 0xFF, nq * 2));
-    CK(cudaMemset(dk, 0xFF, nk * 2));
-    CK(cudaMemset(dv, 0xFF, nk * 2));
-    CK(cudaMemset(dlse, 0xFF, (size_t)T * Hq * 4));
-    FL(flamia_cuda_train_step(&rec, sh, dq_in, dk_in, dv_in, ddo, dO, dlse, dq, dk, dv, ws, wsb, NULL));
+/* the call's device buffers: inputs (q, v, dout; K is passed per call) and outputs */
+typedef struct {
+    const void *q, *v, *dout;
+    void *o, *dq, *dk, *dv, *ws;
+    float *lse;
+    size_t nq, nk, nlse, wsb;
+} device_io;
+
+/* one train step on poisoned outputs, copied back into *out */
+static void train(const flamia_recipe *rec, const flamia_shape *sh, const void *k, const device_io *d,
+                  outputs *out) {
+    CK(cudaMemset(d->o, 0xFF, d->nq * 2)); /* BF16 NaN poison: every element must be written */
+    CK(cudaMemset(d->dq, 0xFF, d->nq * 2));
+    CK(cudaMemset(d->dk, 0xFF, d->nk * 2));
+    CK(cudaMemset(d->dv, 0xFF, d->nk * 2));
+    CK(cudaMemset(d->lse, 0xFF, d->nlse * 4));
+    FL(flamia_cuda_train_step(rec, sh, d->q, k, d->v, d->dout, d->o, d->lse, d->dq, d->dk, d->dv, d->ws, d->wsb,
+                              NULL));
     CK(cudaDeviceSynchronize());
-    out->o = xmalloc(nq * 2), out->dq = xmalloc(nq * 2), out->dk = xmalloc(nk * 2), out->dv = xmalloc(nk * 2);
-    out->lse = xmalloc((size_t)T * Hq * 4);
-    CK(cudaMemcpy(out->o, dO, nq * 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(out->dq, dq, nq * 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(out->dk, dk, nk * 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(out->dv, dv, nk * 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(out->lse, dlse, (size_t)T * Hq * 4, cudaMemcpyDeviceToHost));
+    out->o = xmalloc(d->nq * 2), out->dq = xmalloc(d->nq * 2), out->dk = xmalloc(d->nk * 2);
+    out->dv = xmalloc(d->nk * 2), out->lse = xmalloc(d->nlse * 4);
+    CK(cudaMemcpy(out->o, d->o, d->nq * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(out->dq, d->dq, d->nq * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(out->dk, d->dk, d->nk * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(out->dv, d->dv, d->nk * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(out->lse, d->lse, d->nlse * 4, cudaMemcpyDeviceToHost));
 }
 static void free_out(outputs *o) { free(o->o), free(o->dq), free(o->dk), free(o->dv), free(o->lse); }
 
@@ -80,10 +87,9 @@ int main(void) {
     flamia_shape shifted = base;
     shifted.softmax_scale = ldexpf(base.softmax_scale, -E);
 
-    void *dq_in = dupload(bq, nq * 2), *dk_in = dupload(bk, nk * 2), *dks_in = dupload(bks, nk * 2),
-         *dv_in = dupload(bv, nk * 2), *ddo = dupload(bg, nq * 2);
-    void *dO = dmalloc(nq * 2), *dq = dmalloc(nq * 2), *dk = dmalloc(nk * 2), *dv = dmalloc(nk * 2);
-    float *dlse = dmalloc((size_t)T * Hq * 4);
+    void *dk_in = dupload(bk, nk * 2), *dks_in = dupload(bks, nk * 2);
+    device_io io = {dupload(bq, nq * 2), dupload(bv, nk * 2), dupload(bg, nq * 2), dmalloc(nq * 2), dmalloc(nq * 2),
+                    dmalloc(nk * 2), dmalloc(nk * 2), NULL, dmalloc((size_t)T * Hq * 4), nq, nk, (size_t)T * Hq, 0};
 
     const int was_det = flamia_cuda_deterministic();
     FL(flamia_cuda_set_deterministic(1)); /* dQ summed in a fixed order: bit-identical run to run */
@@ -91,19 +97,18 @@ int main(void) {
     for (int pi = 0; pi < 3; pi++) {
         flamia_recipe rec;
         FL(flamia_recipe_preset(presets[pi], &rec));
-        size_t wsb = 0;
-        FL(flamia_cuda_workspace_size(&rec, &base, &wsb));
-        void *ws = dmalloc(wsb);
+        FL(flamia_cuda_workspace_size(&rec, &base, &io.wsb));
+        io.ws = dmalloc(io.wsb);
         outputs a, b;
-        train(presets[pi], &base, dq_in, dk_in, dv_in, ddo, ws, wsb, dO, dlse, dq, dk, dv, nq, nk, T, Hq, &a);
-        train(presets[pi], &shifted, dq_in, dks_in, dv_in, ddo, ws, wsb, dO, dlse, dq, dk, dv, nq, nk, T, Hq, &b);
+        train(&rec, &base, dk_in, &io, &a);
+        train(&rec, &shifted, dks_in, &io, &b);
         long lse_d = 0;
         for (size_t i = 0; i < (size_t)T * Hq; i++) lse_d += memcmp(a.lse + i, b.lse + i, 4) != 0;
         /* bits of finite pairs, and pairs with a non-finite side (poison left, or a NaN) */
-        const bf16_diff o = bf16_compare(a.o, b.o, nq), q = bf16_compare(a.dq, b.dq, nq);
-        const bf16_diff kk = bf16_compare(a.dk, b.dk, nk), v = bf16_compare(a.dv, b.dv, nk);
-        const long o_d = o.differ, dq_d = q.differ, dv_d = v.differ, dk_d = dk_differ(b.dk, a.dk, nk, E);
-        const long nf = o.nonfinite + q.nonfinite + kk.nonfinite + v.nonfinite;
+        const bf16_diff co = bf16_compare(a.o, b.o, nq), cq = bf16_compare(a.dq, b.dq, nq);
+        const bf16_diff ck = bf16_compare(a.dk, b.dk, nk), cv = bf16_compare(a.dv, b.dv, nk);
+        const long o_d = co.differ, dq_d = cq.differ, dv_d = cv.differ, dk_d = dk_differ(b.dk, a.dk, nk, E);
+        const long nf = co.nonfinite + cq.nonfinite + ck.nonfinite + cv.nonfinite;
         printf("%-11s T=%4d docs=%3d Hq=%d Hkv=%d, K x 2^%d, scale x 2^-%d | elements that differ: O %ld, lse %ld, "
                "dQ %ld, dV %ld, dK x 2^e %ld | non-finite %ld\n",
                presets[pi], T, ndocs, Hq, Hkv, E, E, o_d, lse_d, dq_d, dv_d, dk_d, nf);
@@ -114,10 +119,10 @@ int main(void) {
                dv_d);
         EXPECT(dk_d == 0, "%s: dK x 2^%d moved (%ld elements)", presets[pi], E, dk_d);
         free_out(&a), free_out(&b);
-        CK(cudaFree(ws));
+        CK(cudaFree(io.ws));
     }
     FL(flamia_cuda_set_deterministic(was_det));
-    void *frees[] = {dcu, dq_in, dk_in, dks_in, dv_in, ddo, dO, dq, dk, dv, dlse};
+    void *frees[] = {dcu, dk_in, dks_in, (void *)io.q, (void *)io.v, (void *)io.dout, io.o, io.dq, io.dk, io.dv, io.lse};
     for (size_t i = 0; i < sizeof frees / sizeof *frees; i++) CK(cudaFree(frees[i]));
     free(q), free(k), free(v), free(g), free(bq), free(bk), free(bks), free(bv), free(bg);
     if (failures) {
