@@ -80,6 +80,17 @@ __device__ __forceinline__ float2 e4m3x2_to_f2(uint32_t codes16) {
     return __half22float2(hv);
 }
 
+/* two E4M3 codes (low byte a) times the F16 factor pair f -> two E4M3 codes: exact for
+ * products in F16's normal range; below it (< 2^-14) E4M3 has nothing but 0 anyway */
+__device__ __forceinline__ uint32_t e4m3x2_scale_f16(uint32_t codes16, uint32_t f) {
+    uint32_t h2;
+    uint16_t r;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"((uint16_t)codes16));
+    asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(h2) : "r"(f));
+    asm("cvt.rn.satfinite.e4m3x2.f16x2 %0, %1;" : "=h"(r) : "r"(h2));
+    return r;
+}
+
 /* ================================================================ 3b. FP8 wgmma kernel */
 using namespace flamia_sm90; /* sm90_ptx.cuh */
 __device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
@@ -142,9 +153,11 @@ struct SmemF {
     static constexpr int kAmax = kRow + 2 * kRowBytes;       /* float [8 warps][64]: |dS| max of a warp's 16 keys */
     static constexpr int kEds = kAmax + 8 * 64 * 4;          /* int [4][64] */
     static constexpr int kInv = kEds + 4 * 64 * 4;           /* float [4][64]: 2^-eDS */
-    static constexpr int kDqf = kInv + 4 * 64 * 4;           /* float [2][4][64]: scale 2^(eDS + EKmax), dQ partial factor */
-    static constexpr int kIek = kDqf + 2 * 4 * 64 * 4;       /* float [4][64]: 2^-EKmax (dQ operand fold, exact recipe) */
-    static constexpr int kMk = kIek + 4 * 64 * 4;            /* int [4][2] (+pad): dK partial exponent per (key, query) block */
+    static constexpr int kDqf = kInv + 4 * 64 * 4;           /* float [2][2][64]: scale 2^F, dQ chain factor per sub-step parity */
+    static constexpr int kDqOp = kDqf + 2 * 2 * 64 * 4;      /* float [4][64]: dQ operand factor 2^(G - F - EKmax) (mxfp8: x 2^-eDS) */
+    static constexpr int kGq = kDqOp + 4 * 64 * 4;           /* int [4][64]: G = eDS + EKmax per (key block, query) */
+    static constexpr int kDqS = kGq + 4 * 64 * 4;            /* F16x2 [4][2]: mxfp8's dQ operand factor 2^-s per (key, query) block */
+    static constexpr int kMk = kDqS + 8 * 4;                 /* int [4][2] (+pad): dK partial exponent per (key, query) block */
     static constexpr int kEKp = kMk + 16 * 4;                /* int [128] */
     static constexpr int kMisc = kEKp + 128 * 4;             /* int [8] */
     static constexpr int kPvf = kMisc + 8 * 4;               /* float [2 warpgroups][128]: dV operand factor */
@@ -167,7 +180,9 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     uint8_t *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
     float *sAmax = (float *)(smem + SM::kAmax);
     int *sEds = (int *)(smem + SM::kEds), *sMk = (int *)(smem + SM::kMk);
-    float *sInv = (float *)(smem + SM::kInv), *sDqf = (float *)(smem + SM::kDqf), *sIek = (float *)(smem + SM::kIek);
+    float *sInv = (float *)(smem + SM::kInv), *sDqf = (float *)(smem + SM::kDqf), *sDqOp = (float *)(smem + SM::kDqOp);
+    int *sGq = (int *)(smem + SM::kGq);
+    uint32_t *sDqS = (uint32_t *)(smem + SM::kDqS);
     int *sEKp = (int *)(smem + SM::kEKp), *sMisc = (int *)(smem + SM::kMisc);
     uint64_t *sBar = (uint64_t *)(smem + SM::kBar);
 
@@ -482,22 +497,38 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 #pragma unroll
                 for (int o = 16; o; o >>= 1) f = max(f, __shfl_xor_sync(0xffffffffu, f, o));
                 if (lane == 0) sMk[kb * 2 + (ql >> 5)] = f;
-                /* dQ partial factor of (query ql, block kb): 2^(eDS + EKmax) scale with EKmax the
-                 * max eK over the row's valid keys of the block (a prefix max); the exact recipe's
-                 * operand fold 2^-EKmax. sDqf per sub-step parity: the other warpgroup may still
-                 * read the previous sub-step's while this one writes. */
+                /* dQ: the block (query ql, key block kb) weighs G = eDS + EKmax, EKmax the max eK
+                 * over the row's valid keys of the block (a prefix max; mxfp8: the block's eK).
+                 * The warpgroup's two key blocks go into one chain of two k=32 products with the
+                 * factor scale 2^F, F = the larger G of the pair (numerics.md 4.6, the operand
+                 * fold): the A operand of a block 2^s below it (s = F - G) is its dS scaled by
+                 * 2^-s, the same code where that stays normal in E4M3. F of a row never depends on
+                 * later keys (the prefix max), so the exact recipe stays causal. */
                 const int i = qsub + ql;
                 const int last = (p.causal ? min(i, len - 1) : len - 1) - k0; /* last valid key, tile-local */
-                float fq = 0.f, iek = 0.f;
+                int gq = NOEXP, ekm = 0;
                 if (valid && last >= kb * 32) {
-                    const int ekm = sEKp[min(last, kb * 32 + 31)];
-                    fq = pow2z(e + ekm) * p.scale;
-                    iek = pow2b(-ekm);
+                    ekm = sEKp[min(last, kb * 32 + 31)];
+                    gq = e + ekm;
                 }
-                sDqf[(h2 * 4 + kb) * 64 + ql] = fq;
-                sIek[kb * 64 + ql] = iek;
+                sGq[kb * 64 + ql] = gq;
+                bar_named(1 + wg, 128); /* the pair's G */
+                const int F = max(gq, sGq[(kb ^ 1) * 64 + ql]);
+                /* the operand factor: mxfp8 2^-s on the code (s is one number per 32x32 block:
+                 * its eDS, eK and validity are the block's), mxfp8-exact dS^ 2^(eK_j - EKmax - s) */
+                if (KIND == 1) {
+                    if ((ql & 31) == 0) {
+                        const __half hf = __float2half_rn(gq == NOEXP ? 0.f : pow2b(max(gq - F, -30)));
+                        const uint32_t hb = __half_as_ushort(hf);
+                        sDqS[kb * 2 + (ql >> 5)] = hb | (hb << 16);
+                    }
+                } else {
+                    sDqOp[kb * 64 + ql] = gq == NOEXP ? 0.f : pow2b(-ekm) * pow2b(gq - F);
+                }
+                /* per sub-step parity: the other warpgroup may still read the previous one's */
+                if ((wtid >> 6) == 0) sDqf[(h2 * 2 + wg) * 64 + ql] = pow2z(F) * p.scale;
             }
-            bar_named(1 + wg, 128); /* sEds, sInv, sIek, sMk of this warpgroup's key blocks */
+            bar_named(1 + wg, 128); /* sEds, sInv, sDqOp, sMk of this warpgroup's key blocks */
 
             /* ---- dS codes: dK operand (registers), dQ operand (shared memory, [query][key]) */
             uint8_t *sDS = smem + SM::kDS + h2 * 8192;
@@ -506,7 +537,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             for (int j = 0; j < 8; j++) {
                 const int qn = acc_query(j, tq4); /* even */
                 const float2 inv = *(const float2 *)(sInv + kbl * 64 + qn);
-                const float2 iek = *(const float2 *)(sIek + kbl * 64 + qn);
+                const float2 dqop = KIND == 2 ? *(const float2 *)(sDqOp + kbl * 64 + qn) : make_float2(0.f, 0.f);
+                const uint32_t dqs = KIND == 1 ? sDqS[kbl * 2 + (j >> 2)] : 0u;
                 const int2 eds = *(const int2 *)(sEds + kbl * 64 + qn);
                 const int2 eq = *(const int2 *)(sReq + h2 * 64 + qn);
                 const int M = sMk[kbl * 2 + (j >> 2)]; /* this k-step's query block */
@@ -515,17 +547,20 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 for (int hh = 0; hh < 2; hh++) {
                     const int idx = 4 * j + 2 * hh;
                     const uint32_t code = flamia_cvt_e4m3x2(dpacc[idx] * inv.x, dpacc[idx + 1] * inv.y);
-                    uint32_t qc = code; /* dQ operand */
+                    uint32_t qc; /* dQ operand */
                     kc[hh] = code;
-                    if (KIND == 2) {
+                    if (KIND == 1) {
+                        /* mxfp8: dK's operand is the dS code itself (one exponent per 32x32 dS block
+                         * and per 32-token Q block: its fold factor is exactly 1); dQ's is the code
+                         * times 2^-s, the code itself in the pair's larger block (s = 0) */
+                        qc = e4m3x2_scale_f16(code, dqs);
+                    } else {
                         /* mxfp8-exact: dK operand dS^ 2^eQ relative to the block's 2^M, dQ operand
-                         * dS^ 2^(eK_j - EKmax) (a fold within the block). mxfp8 skips both: with one
-                         * exponent per 32x32 dS block and per 32-token Q / K block both factors are
-                         * exactly 1, so both operands are the dS code itself. */
+                         * dS^ 2^(eK_j - EKmax - s) (folds within the block and the pair) */
                         const float2 dsq = e4m3x2_to_f2(code);
                         const float sck0 = pow2b(eds.x + eq.x - M), sck1 = pow2b(eds.y + eq.y - M);
                         kc[hh] = flamia_cvt_e4m3x2(dsq.x * sck0, dsq.y * sck1);
-                        qc = flamia_cvt_e4m3x2((dsq.x * ekf[hh]) * iek.x, (dsq.y * ekf[hh]) * iek.y);
+                        qc = flamia_cvt_e4m3x2((dsq.x * ekf[hh]) * dqop.x, (dsq.y * ekf[hh]) * dqop.y);
                     }
                     const int r = rloc[hh];
                     const int col = (r & 15);
@@ -597,19 +632,20 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             float dqacc[32];
             float fq[2] = {0.f, 0.f};
 #pragma unroll
-            for (int kb = 0; kb < 4; kb++) {
+            for (int c = 0; c < 2; c++) { /* chain c: key blocks 2c, 2c + 1 (warpgroup c's dS) */
                 float tq32[32];
                 wgmma_fence();
-                bwd_wgmma_e4m3_ss_n64(tq32, desc_sw128(aDS + kb * 32), desc_sw128(aKt + wg * 8192 + kb * 32), 0);
+                bwd_wgmma_e4m3_ss_n64(tq32, desc_sw128(aDS + 2 * c * 32), desc_sw128(aKt + wg * 8192 + 2 * c * 32), 0);
+                bwd_wgmma_e4m3_ss_n64(tq32, desc_sw128(aDS + (2 * c + 1) * 32), desc_sw128(aKt + wg * 8192 + (2 * c + 1) * 32), 1);
                 wgmma_commit();
                 wgmma_wait<0>();
                 reg_fence(tq32);
 #pragma unroll
-                for (int hh = 0; hh < 2; hh++) fq[hh] = sDqf[(h2 * 4 + kb) * 64 + wq * 16 + g + 8 * hh];
+                for (int hh = 0; hh < 2; hh++) fq[hh] = sDqf[(h2 * 2 + c) * 64 + wq * 16 + g + 8 * hh];
 #pragma unroll
                 for (int x = 0; x < 32; x++) {
                     const float f = fq[(x >> 1) & 1];
-                    dqacc[x] = kb == 0 ? tq32[x] * f : fmaf(tq32[x], f, dqacc[x]);
+                    dqacc[x] = c == 0 ? tq32[x] * f : fmaf(tq32[x], f, dqacc[x]);
                 }
             }
 
