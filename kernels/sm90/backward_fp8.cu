@@ -16,11 +16,14 @@
  *   dQ   = dS K      m64n64k32 SS  (dS codes written to shared memory [query][key]);
  *                                  warpgroup w computes head dims 64w..64w+63.
  * Scales along the contraction (numerics.md 4.6 GPU latitude), per product:
- *   dQ: EXACT option - one k=32 wgmma per 32-key block into a partial accumulator,
- *       added with the row factor scale 2^(eDS(i, block) + EKmax(i, block)); the A
- *       operand is the dS code itself (mxfp8: bit-exact), for mxfp8-exact times
- *       2^(eK_j - EKmax) with EKmax the max eK over the row's VALID keys of the block
- *       (a prefix max: never depends on later keys, so the exact recipe stays causal).
+ *   dQ: FOLDED over the two key blocks of a warpgroup (v40, seventeenth session): one
+ *       chain of two k=32 wgmmas per pair into a partial accumulator, added with the row
+ *       factor scale 2^F, F = max over the pair of G = eDS(i, block) + EKmax(i, block)
+ *       (EKmax the max eK over the row's VALID keys of the block: a prefix max, never
+ *       depends on later keys, so the exact recipe stays causal). A operand: the dS code
+ *       (mxfp8) or dS^ 2^(eK_j - EKmax) (mxfp8-exact), times 2^-(F - G): the code itself
+ *       in the pair's larger block, a subnormal-only difference in the other (numerics.md
+ *       4.6). Was the exact option (one k=32 wgmma per block): -1.3..-2.1 % at 16x4096.
  *   dK: EXACT option - one k=32 wgmma per 32-query block into a partial, factor 2^M,
  *       M = max over the block of eDS + eQ; A = e4m3(dS^ 2^(eQ_i - M)): the dS code
  *       itself for mxfp8, a fold within 32 rows for mxfp8-exact (per-row eDS, per-token
@@ -45,9 +48,10 @@
  * previous tile's buffer is free, so the next tile's loads go out right after).
  * Epilogue: dK scaled (and rotated back), dV times 2^(G - 14), both through shared memory
  * (stmatrix) and out as whole 256-byte rows.
- * STATUS: v30 (fourteenth session, 2026-12-01; the prologue's G for mxfp8 from one row
- * per 32-token block): the same bytes as v3 in the deterministic dQ mode; 10.01 ms at
- * 16x4096 mxfp8 in the dev harness for the whole backward (v3 18.1, v9 11.34, v28 10.18).
+ * STATUS: v40 (seventeenth session, 2026-12-01; dQ's key-block pairs folded): 9.88-9.93 ms
+ * at 16x4096 mxfp8 in the dev harness for the whole backward (v3 18.1, v9 11.34, v28 10.18,
+ * v30 10.01, the mxfp8 association fix 10.06-10.08). The dK / dV code path is unchanged
+ * by v40; dQ differs from the exact option only as numerics.md 4.6 allows.
  * The main kernel costs ~8.7 us per tile pair against ~2 us of tensor work.
  * docs/perf-notes.md "Backward kernel".
  */
@@ -579,9 +583,10 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             }
             fence_proxy_async(); /* sDS -> the async proxy (dQ's wgmma), before the barrier below */
 
-            /* ---- dV += P^T dO; dK += sum over query blocks of 2^M (dS^T Q)_block;
-             * dQ = sum over key blocks of 2^(eDS + EKmax) scale (dS K)_block, one k=32 wgmma
-             * per block into a partial accumulator (numerics.md 4.6, exact option) */
+            /* ---- dV += P^T dO; dK += sum over query blocks of 2^M (dS^T Q)_block, one k=32
+             * wgmma per block into a partial (numerics.md 4.6, exact option); dQ = sum over the
+             * two key-block pairs of 2^F scale (dS' K)_pair, one chain of two k=32 wgmmas per
+             * pair (the operand fold above) */
             reg_fence(pa);
             reg_fence(pk);
             reg_fence(dkacc);
