@@ -23,7 +23,7 @@
  *       depends on later keys, so the exact recipe stays causal). A operand: the dS code
  *       (mxfp8) or dS^ 2^(eK_j - EKmax) (mxfp8-exact), times 2^-(F - G): the code itself
  *       in the pair's larger block, a subnormal-only difference in the other (numerics.md
- *       4.6). Was the exact option (one k=32 wgmma per block): -1.3..-2.1 % at 16x4096.
+ *       4.6). Was the exact option (one k=32 wgmma per block): -1.0..-2.1 % at 16x4096.
  *   dK: EXACT option - one k=32 wgmma per 32-query block into a partial, factor 2^M,
  *       M = max over the block of eDS + eQ; A = e4m3(dS^ 2^(eQ_i - M)): the dS code
  *       itself for mxfp8, a fold within 32 rows for mxfp8-exact (per-row eDS, per-token
@@ -82,17 +82,6 @@ __device__ __forceinline__ float2 e4m3x2_to_f2(uint32_t codes16) {
     asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"((uint16_t)codes16));
     __half2 hv = *reinterpret_cast<__half2 *>(&h2);
     return __half22float2(hv);
-}
-
-/* two E4M3 codes (low byte a) times the F16 factor pair f -> two E4M3 codes: exact for
- * products in F16's normal range; below it (< 2^-14) E4M3 has nothing but 0 anyway */
-__device__ __forceinline__ uint32_t e4m3x2_scale_f16(uint32_t codes16, uint32_t f) {
-    uint32_t h2;
-    uint16_t r;
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"((uint16_t)codes16));
-    asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(h2) : "r"(f));
-    asm("cvt.rn.satfinite.e4m3x2.f16x2 %0, %1;" : "=h"(r) : "r"(h2));
-    return r;
 }
 
 /* ================================================================ 3b. FP8 wgmma kernel */
@@ -521,11 +510,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 /* the operand factor: mxfp8 2^-s on the code (s is one number per 32x32 block:
                  * its eDS, eK and validity are the block's), mxfp8-exact dS^ 2^(eK_j - EKmax - s) */
                 if (KIND == 1) {
-                    if ((ql & 31) == 0) {
-                        const __half hf = __float2half_rn(gq == NOEXP ? 0.f : pow2b(max(gq - F, -30)));
-                        const uint32_t hb = __half_as_ushort(hf);
-                        sDqS[kb * 2 + (ql >> 5)] = hb | (hb << 16);
-                    }
+                    if ((ql & 31) == 0) sDqS[kb * 2 + (ql >> 5)] = gq == NOEXP ? 0u : flamia_f16x2_pow2_neg(F - gq);
                 } else {
                     sDqOp[kb * 64 + ql] = gq == NOEXP ? 0.f : pow2b(-ekm) * pow2b(gq - F);
                 }
@@ -557,7 +542,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                         /* mxfp8: dK's operand is the dS code itself (one exponent per 32x32 dS block
                          * and per 32-token Q block: its fold factor is exactly 1); dQ's is the code
                          * times 2^-s, the code itself in the pair's larger block (s = 0) */
-                        qc = e4m3x2_scale_f16(code, dqs);
+                        qc = flamia_e4m3x2_scale_f16(code, dqs);
                     } else {
                         /* mxfp8-exact: dK operand dS^ 2^eQ relative to the block's 2^M, dQ operand
                          * dS^ 2^(eK_j - EKmax - s) (folds within the block and the pair) */

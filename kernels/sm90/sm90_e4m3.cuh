@@ -19,6 +19,28 @@ __device__ __forceinline__ uint32_t flamia_cvt_e4m3x2(float a, float b) {
     return r;
 }
 
+/* Two E4M3 codes (low byte a) times 2^-s, re-encoded: the factor comes as a pair of F16
+ * values from flamia_f16x2_pow2_neg(s). The product is exact in F16 wherever E4M3 can hold
+ * anything but 0 (E4M3 values have 4 significant bits; below F16's normal range, 2^-14, E4M3
+ * rounds to 0 either way), so this is the single rounding e4m3(dec(code) 2^-s): the
+ * backward's dQ operand fold (numerics.md 4.6). tests/gpu/test_gpu_e4m3_cvt.cu checks every
+ * code for s = 0..40. */
+__device__ __forceinline__ uint32_t flamia_e4m3x2_scale_f16(uint32_t codes16, uint32_t f16x2) {
+    uint32_t h2;
+    uint16_t r;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"((uint16_t)codes16));
+    asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(h2) : "r"(f16x2));
+    asm("cvt.rn.satfinite.e4m3x2.f16x2 %0, %1;" : "=h"(r) : "r"(h2));
+    return r;
+}
+
+/* 2^-s (s >= 0) as two F16 values, the factor of flamia_e4m3x2_scale_f16: exact for s <= 24
+ * (F16 subnormals from s = 15), 0 beyond, where every E4M3 code times 2^-s rounds to 0 */
+__device__ __forceinline__ uint32_t flamia_f16x2_pow2_neg(int s) {
+    const uint32_t h = s <= 14 ? (uint32_t)(15 - s) << 10 : s <= 24 ? 1u << (24 - s) : 0u;
+    return h | (h << 16);
+}
+
 /* 4 x 4 byte transpose by byte permutes: out[d] holds byte d of w0, w1, w2, w3 (low byte
  * first). The forward's V^T staging and the backward's Q^T / K^T transpose use it. */
 __device__ __forceinline__ void flamia_transpose_bytes4x4(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,

@@ -6,7 +6,9 @@
  * too (the kernels flag non-finite inputs, so only finite ones reach codes).
  * Also: the CEIL block exponent as the kernels compile it (flamia_fmt_block_exponent,
  * branch-free) equals its definition flamia_exp_ceil_for(., 448) on every non-negative
- * float.
+ * float. And the backward's dQ operand fold (flamia_e4m3x2_scale_f16 with the factor of
+ * flamia_f16x2_pow2_neg): every pair of E4M3 codes times 2^-s, s = 0..40, re-encodes to the
+ * value of the single rounding e4m3(dec(code) 2^-s) (values compared, so +0 and -0 are one).
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -47,6 +49,25 @@ __global__ void check_all(Result *res) {
     if (nb) atomicAdd(&res->nonfinite_bad, nb);
 }
 
+/* one thread per (code pair, s): 65,536 x 41 cases */
+__global__ void check_scale(unsigned long long *bad, unsigned *first_bad) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= 65536u * 41u) return;
+    const uint32_t codes = i & 0xffffu;
+    const int s = (int)(i >> 16);
+    const uint32_t hw = flamia_e4m3x2_scale_f16(codes, flamia_f16x2_pow2_neg(s));
+    for (int lane = 0; lane < 2; lane++) {
+        const uint8_t c = (uint8_t)(codes >> (8 * lane));
+        if ((c & 0x7f) == 0x7f) continue; /* NaN codes: never a dS code */
+        const float want = flamia_fmt_e4m3_decode(flamia_fmt_e4m3_encode(flamia_ldexpf(flamia_fmt_e4m3_decode(c), -s)));
+        const float got = flamia_fmt_e4m3_decode((uint8_t)(hw >> (8 * lane)));
+        if (got != want) {
+            atomicAdd(bad, 1ull);
+            atomicMin(first_bad, i);
+        }
+    }
+}
+
 int main() {
     if (!flamia_cuda_available()) {
         printf("SKIP test_gpu_e4m3_cvt: no sm_90 GPU\n");
@@ -79,5 +100,24 @@ int main() {
         return 1;
     }
     if (h.nonfinite_bad) printf("note: non-finite inputs differ (they only occur with err_flag set)\n");
+
+    struct {
+        unsigned long long bad;
+        unsigned first;
+    } sc = {0, 0xffffffffu}, *dsc = nullptr;
+    if (cudaMalloc(&dsc, sizeof sc) != cudaSuccess) return 1;
+    cudaMemcpy(dsc, &sc, sizeof sc, cudaMemcpyHostToDevice);
+    check_scale<<<(65536 * 41 + 255) / 256, 256>>>(&dsc->bad, &dsc->first);
+    if ((e = cudaDeviceSynchronize()) != cudaSuccess) {
+        fprintf(stderr, "FAIL: %s\n", cudaGetErrorString(e));
+        return 1;
+    }
+    cudaMemcpy(&sc, dsc, sizeof sc, cudaMemcpyDeviceToHost);
+    printf("dQ operand fold e4m3(code) x 2^-s through F16 vs e4m3(dec(code) 2^-s), all code pairs, s = 0..40: "
+           "mismatches %llu\n", sc.bad);
+    if (sc.bad) {
+        fprintf(stderr, "FAIL: first mismatch at codes 0x%04x, s = %u\n", sc.first & 0xffffu, sc.first >> 16);
+        return 1;
+    }
     return 0;
 }
