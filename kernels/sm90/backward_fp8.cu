@@ -147,7 +147,7 @@ struct SmemF {
     static constexpr int kEds = kAmax + 8 * 64 * 4;          /* int [4][64] */
     static constexpr int kInv = kEds + 4 * 64 * 4;           /* float [4][64]: 2^-eDS */
     static constexpr int kDqf = kInv + 4 * 64 * 4;           /* float [2][2][64]: scale 2^F, dQ chain factor per sub-step parity */
-    static constexpr int kDqOp = kDqf + 2 * 2 * 64 * 4;      /* float [4][64]: dQ operand factor 2^(G - F - EKmax) (mxfp8: x 2^-eDS) */
+    static constexpr int kDqOp = kDqf + 2 * 2 * 64 * 4;      /* float [4][64]: mxfp8-exact's dQ operand factor 2^(G - F - EKmax) */
     static constexpr int kGq = kDqOp + 4 * 64 * 4;           /* int [4][64]: G = eDS + EKmax per (key block, query) */
     static constexpr int kDqS = kGq + 4 * 64 * 4;            /* F16x2 [4][2]: mxfp8's dQ operand factor 2^-s per (key, query) block */
     static constexpr int kMk = kDqS + 8 * 4;                 /* int [4][2] (+pad): dK partial exponent per (key, query) block */
