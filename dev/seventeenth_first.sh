@@ -16,13 +16,8 @@
 # Usage (device, repo root): bash dev/seventeenth_first.sh > $OUT/first.log 2>&1
 export OMP_NUM_THREADS=16
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
-O=${OUT:-/tmp}
-for t in test_gpu_scale_shift test_gpu_consistency test_gpu_backward test_gpu_api test_gpu_forward test_gpu_leak \
-         test_gpu_quantize test_gpu_e4m3_cvt; do
-  s=$SECONDS
-  timeout 200 build/tests/gpu/$t > $O/$t.log 2>&1
-  echo "$t: rc=$? ($((SECONDS - s)) s)"; grep -E "FAIL|elements that differ" $O/$t.log | cut -c1-300 | head -8; tail -n 1 $O/$t.log
-done
+bash dev/gpu_test_bins.sh 200 "FAIL|elements that differ" 8 test_gpu_scale_shift test_gpu_consistency test_gpu_backward \
+  test_gpu_api test_gpu_forward test_gpu_leak test_gpu_quantize test_gpu_e4m3_cvt
 for e in 0 118; do
   for layout in "rand3000:1 4 2 1" "3x1024 4 4 0"; do
     BWD_KEXP=$e timeout 90 dev/backward/bin/check_backward mxfp8 $layout full 2>&1 | grep -E "PASS|FAIL" | sed "s/^/KEXP=$e: /" | cut -c1-330

@@ -5,12 +5,7 @@
 # timing against check_head (2bab93b), alternated. Carry build and dev/backward/bin.
 # Usage (device): bash dev/seventeenth_last.sh > $OUT/last.log 2>&1
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
-O=${OUT:-/tmp}
-for t in test_gpu_e4m3_cvt test_gpu_backward test_gpu_leak test_gpu_api test_gpu_consistency; do
-  s=$SECONDS
-  timeout 100 build/tests/gpu/$t > $O/$t.log 2>&1
-  echo "$t: rc=$? ($((SECONDS - s)) s)"; grep -E "FAIL|mismatches" $O/$t.log | cut -c1-300 | head -6; tail -n 1 $O/$t.log
-done
+bash dev/gpu_test_bins.sh 100 "FAIL|mismatches" 6 test_gpu_e4m3_cvt test_gpu_backward test_gpu_leak test_gpu_api test_gpu_consistency
 for r in 1 2; do
   for b in check_head check_backward; do
     GPU_FWD=1 timeout 60 dev/backward/bin/$b mxfp8 16x4096 16 16 1 none 10 2>&1 | grep -o "bwd .*" | sed "s/^/mxfp8 $b 16x4096: /"

@@ -6,12 +6,7 @@
 # Usage (device): bash dev/seventeenth_v40.sh > $OUT/v40.log 2>&1
 export OMP_NUM_THREADS=16
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
-O=${OUT:-/tmp}
-for t in test_gpu_backward test_gpu_consistency test_gpu_leak test_gpu_scale_shift test_gpu_api; do
-  s=$SECONDS
-  timeout 200 build/tests/gpu/$t > $O/$t.log 2>&1
-  echo "$t: rc=$? ($((SECONDS - s)) s)"; grep -E "FAIL|differ" $O/$t.log | cut -c1-300 | head -12; tail -n 1 $O/$t.log
-done
+bash dev/gpu_test_bins.sh 200 "FAIL|differ" 12 test_gpu_backward test_gpu_consistency test_gpu_leak test_gpu_scale_shift test_gpu_api
 B=dev/backward/bin
 for k in mxfp8 exact; do
   for layout in "rand3000:1 4 2 1" "3x1024 4 4 0" "2x2048 8 2 1" "rand2000:3 8 2 1"; do

@@ -517,7 +517,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 /* per sub-step parity: the other warpgroup may still read the previous one's */
                 if ((wtid >> 6) == 0) sDqf[(h2 * 2 + wg) * 64 + ql] = pow2z(F) * p.scale;
             }
-            bar_named(1 + wg, 128); /* sEds, sInv, sDqOp, sMk of this warpgroup's key blocks */
+            bar_named(1 + wg, 128); /* sEds, sInv, sDqOp / sDqS, sMk of this warpgroup's key blocks */
 
             /* ---- dS codes: dK operand (registers), dQ operand (shared memory, [query][key]) */
             uint8_t *sDS = smem + SM::kDS + h2 * 8192;
