@@ -48,6 +48,47 @@ rule table_accuracy:
         "{PY} {RENDER} accuracy --md {output.md} --tex {output.tex} --md2 {output.md2} --tex2 {output.tex2} "
         "--config {params.cfg:q} accuracy={input.acc}"
 
+# The sm90 kernels' accuracy and leak probe (experiments *_gpu): this run's files on
+# device=cuda, else the first data/measured/<gpu>/<experiment>.h5; a table without either
+# says that it needs a GPU run.
+def gpu_result(exp):
+    if DEVICE == "cuda" and exp in EXPERIMENTS:
+        return RUNS + "/" + exp + ".h5"
+    found = sorted(glob.glob(config["measured_dir"] + "/*/" + exp + ".h5"))
+    return found[0] if found else None
+
+def gpu_inputs(**names):
+    """NAME=FILE.h5 arguments for the render script, for the results that exist"""
+    return " ".join("%s=%s" % (k, gpu_result(v)) for k, v in names.items() if gpu_result(v))
+
+def gpu_files(*exps):
+    return [gpu_result(e) for e in exps if gpu_result(e)]
+
+TABLES += ["paper_tables/%s.%s" % (t, ext) for ext in ("md", "tex") for t in
+           ("accuracy_gpu", "accuracy_gpu_by_workload", "table_b_leak_gpu", "table_b2_crossdoc_gpu")]
+
+rule table_accuracy_gpu:
+    input:
+        h5=gpu_files("accuracy_gpu", "accuracy_paper_gpu"), cpu=tsv("accuracy"), tool=H5TOTSV,
+        deps=RENDER_DEPS
+    output:
+        md="paper_tables/accuracy_gpu.md", tex="paper_tables/accuracy_gpu.tex",
+        md2="paper_tables/accuracy_gpu_by_workload.md", tex2="paper_tables/accuracy_gpu_by_workload.tex"
+    params: cfg=CONFIG_JSON, files=gpu_inputs(gpu="accuracy_gpu", paper="accuracy_paper_gpu")
+    shell:
+        "{PY} {RENDER} accuracy_gpu --md {output.md} --tex {output.tex} --md2 {output.md2} --tex2 {output.tex2} "
+        "--config {params.cfg:q} h5totsv={input.tool} cpu={input.cpu} {params.files}"
+
+rule table_b_leak_gpu:
+    input: h5=gpu_files("leak_probe_gpu", "leak_probe_outliers_gpu"), tool=H5TOTSV, deps=RENDER_DEPS
+    output:
+        md="paper_tables/table_b_leak_gpu.md", tex="paper_tables/table_b_leak_gpu.tex",
+        md2="paper_tables/table_b2_crossdoc_gpu.md", tex2="paper_tables/table_b2_crossdoc_gpu.tex"
+    params: cfg=CONFIG_JSON, files=gpu_inputs(leak="leak_probe_gpu", leak_outliers="leak_probe_outliers_gpu")
+    shell:
+        "{PY} {RENDER} table_b_leak --md {output.md} --tex {output.tex} --md2 {output.md2} "
+        "--tex2 {output.tex2} --config {params.cfg:q} h5totsv={input.tool} {params.files}"
+
 rule table_ds_underflow:
     input: ds=tsv("ds_underflow"), deps=RENDER_DEPS
     output: md="paper_tables/ds_underflow.md", tex="paper_tables/ds_underflow.tex"
@@ -66,10 +107,10 @@ rule table_d_scheduler:
 
 # ---- one target per experiment, by name: `snakemake -c2 leak_probe`
 rule leak_probe:
-    input: rules.table_b_leak.output, "figures/leak_probe.png", "figures/leak_probe.pdf"
+    input: rules.table_b_leak.output, rules.table_b_leak_gpu.output, "figures/leak_probe.png", "figures/leak_probe.pdf"
 
 rule accuracy:
-    input: rules.table_accuracy.output, "figures/accuracy.png", "figures/accuracy.pdf"
+    input: rules.table_accuracy.output, rules.table_accuracy_gpu.output, "figures/accuracy.png", "figures/accuracy.pdf"
 
 rule ds_underflow:
     input: rules.table_ds_underflow.output, "figures/ds_underflow.png", "figures/ds_underflow.pdf"

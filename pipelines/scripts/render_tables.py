@@ -3,8 +3,9 @@
 
     render_tables.py TABLE --md OUT.md --tex OUT.tex --config JSON [inputs...]
 
-TABLE is one of table_a_latency, table_b_leak, accuracy, ds_underflow, table_d_scheduler.
-Inputs are TSV export directories (h5totsv) given as NAME=DIR. Every table carries a
+TABLE is one of table_a_latency, table_b_leak, accuracy, accuracy_gpu, ds_underflow,
+table_d_scheduler. Inputs are TSV export directories (h5totsv) given as NAME=DIR, or HDF5
+files given as NAME=FILE.h5 with h5totsv=PATH (the GPU measurements in data/measured/). Every table carries a
 caption stating the hardware, date and commit its numbers came from. Tables that need a
 GPU and have no measurement say so; no number is ever made up.
 Standard library only."""
@@ -75,14 +76,46 @@ def write_table(md_path, tex_path, title, caption, header, rows, notes=(), label
         f.write("\\end{table}\n")
 
 
+_EXPORTS = []  # temporary export folders of HDF5 inputs, removed at exit
+
+
+def load(inputs, name):
+    """the Result of input NAME: a TSV export folder, or an HDF5 file exported here with the
+    h5totsv tool given as h5totsv=PATH (the GPU measurements in data/measured/); None if absent"""
+    path = inputs.get(name)
+    if not path:
+        return None
+    if path.endswith(".h5"):
+        d = tempfile.TemporaryDirectory()
+        _EXPORTS.append(d)
+        out = os.path.join(d.name, "x")
+        subprocess.run([inputs["h5totsv"], path, out], check=True)
+        return Result(out)
+    return Result(path)
+
+
+def needs_gpu(args, title, what, label):
+    """the table of a GPU-only measurement that is missing: say so, make nothing up"""
+    note = ("Needs a GPU run: no measurement of %s in data/measured/<gpu>/ and none from this run. Run "
+            "`snakemake -c2 tables --config device=cuda` on an sm_90 GPU machine, or copy its HDF5 files "
+            "into data/measured/<gpu>/ (docs/experiments.md)." % what)
+    write_table(args.md, args.tex, title, "No numbers: this table is GPU-only.", [], [], [note], label)
+    if getattr(args, "md2", None):
+        write_table(args.md2, args.tex2, title, "No numbers: this table is GPU-only.", [], [], [note], label + "-2")
+
+
 def by(rows, **kv):
     return [r for r in rows if all(r.get(k) == v for k, v in kv.items())]
 
 
 # ---------------------------------------------------------------- Table B
 def table_b(args, cfg, inputs):
-    plain = Result(inputs["leak"])
-    outl = Result(inputs["leak_outliers"]) if "leak_outliers" in inputs else None
+    plain = load(inputs, "leak")
+    outl = load(inputs, "leak_outliers")
+    if plain is None:
+        needs_gpu(args, "Table B (sm90 kernels) - causal leak probe", "leak_probe_gpu", "tab:leak-gpu")
+        return
+    on_gpu = plain.meta.get("backend") == "cuda"
     s = plain.table("summary")
     so = outl.table("summary") if outl else []
     peers = cfg.get("peers", {})
@@ -116,7 +149,9 @@ def table_b(args, cfg, inputs):
                "block max; extreme: every later position set to +-1e9 (finite). 0 means bit-identical. Packed layout %s. %s"
                % (trials, plain.meta.get("workloads", "?"), plain.provenance()))
     notes = ["Paper numbers are the peers' B200 measurements (PAPER.md Table B), quoted for comparison; "
-             "our rows are CPU-reference emulations of the scaling rules, not the peers' kernels.",
+             + ("our rows are our sm90 kernels on the GPU (flamia_cuda_quantize / forward / backward, BF16 "
+                "inputs), the recipes the GPU implements." if on_gpu else
+                "our rows are CPU-reference emulations of the scaling rules, not the peers' kernels."),
              "Why mxfp8's worst row is ~1e-3 and not ~1e-6: a block exponent that rises by one re-rounds only "
              "the block's E4M3-subnormal elements (docs/numerics.md), but the resulting tiny score change can "
              "move one P code across an E4M3 rounding boundary (one step = 6-12% of that probability), and "
@@ -124,7 +159,8 @@ def table_b(args, cfg, inputs):
              "over all earlier rows."]
     if outl:
         notes.append("Outlier-K column: %s" % outl.provenance())
-    write_table(args.md, args.tex, "Table B - causal leak probe", caption, header, rows, notes, "tab:leak")
+    title = "Table B (sm90 kernels) - causal leak probe" if on_gpu else "Table B - causal leak probe"
+    write_table(args.md, args.tex, title, caption, header, rows, notes, "tab:leak-gpu" if on_gpu else "tab:leak")
 
     if args.md2:
         cd = plain.table("cross_doc") if plain.has_table("cross_doc") else []
@@ -140,8 +176,9 @@ def table_b(args, cfg, inputs):
                    "their dK was flushed to zero entirely, every operand's tensor-wide scale having moved by "
                    "~2^13). Paper (Table D): dK cosine 0.99151 with tensor-wide scales vs 0.99805 with local "
                    "scales. %s" % plain.provenance())
-        write_table(args.md2, args.tex2, "Table B2 - cross-document probe", caption, header, rows,
-                    label="tab:crossdoc")
+        write_table(args.md2, args.tex2, "Table B2 (sm90 kernels) - cross-document probe" if on_gpu else
+                    "Table B2 - cross-document probe", caption, header, rows,
+                    label="tab:crossdoc-gpu" if on_gpu else "tab:crossdoc")
 
 
 # ---------------------------------------------------------------- accuracy
@@ -184,6 +221,78 @@ def accuracy(args, cfg, inputs):
         caption = "Accuracy per workload: O / dQ cosine vs FP64. %s" % res.provenance()
         write_table(args.md2, args.tex2, "Accuracy per workload", caption, header, rows,
                     label="tab:accuracy-wl")
+
+
+def same_inputs(a, b):
+    """two accuracy runs drew the same inputs: same workloads, sizes, outliers and seed"""
+    keys = ("workloads", "scale", "heads", "outliers", "outlier_scale", "seed")
+    return all(a.meta.get(k) == b.meta.get(k) for k in keys)
+
+
+def accuracy_gpu(args, cfg, inputs):
+    gpu = load(inputs, "gpu")
+    if gpu is None:
+        needs_gpu(args, "Accuracy (sm90 kernels) - vs FP64", "accuracy_gpu", "tab:accuracy-gpu")
+        return
+    cpu = load(inputs, "cpu")
+    if cpu is not None and not same_inputs(gpu, cpu):
+        cpu = None  # a CPU run on other inputs is no comparison
+    paper_run = load(inputs, "paper")
+    s = gpu.table("summary")
+    cs = cpu.table("summary") if cpu else []
+    paper = cfg.get("paper_accuracy", {})
+    recipes = [r for r in cfg["recipes"] if by(s, recipe=r)]
+    pt = paper_run.table("accuracy") if paper_run else []
+    header = (["recipe", "cos O", "cos dQ", "cos dK", "cos dV", "min cos O", "min cos dQ"]
+              + (["CPU reference: cos O / dQ"] if cpu else [])
+              + (["paper's setting: cos O / dQ"] if paper_run else []) + ["paper cos O / dQ"])
+    rows = []
+    for r in recipes:
+        x = by(s, recipe=r)[0]
+        row = [r] + [fmt_fix(x["mean_cos_" + k], 5) for k in ("o", "dq", "dk", "dv")]
+        row += [fmt_fix(x["min_cos_o"], 5), fmt_fix(x["min_cos_dq"], 5)]
+        if cpu:
+            c = by(cs, recipe=r)
+            row.append("%s / %s" % (fmt_fix(c[0]["mean_cos_o"], 5), fmt_fix(c[0]["mean_cos_dq"], 5)) if c else "-")
+        if paper_run:
+            q = by(pt, recipe=r)
+            row.append("%s / %s" % (fmt_fix(q[0]["cos_o"], 5), fmt_fix(q[0]["cos_dq"], 5)) if q else "-")
+        p = paper.get(r)
+        row.append(("%.4f / %.4f" % (p["o"], p["dq"])) if p else "-")
+        rows.append(row)
+    nwl = int(s[0]["workloads"]) if s else 0
+    caption = ("Accuracy of our sm90 kernels (quantize, forward, backward on the GPU, BF16 inputs and "
+               "outputs) vs the FP64 textbook attention: cosine similarity of O, dQ, dK, dV, mean over %d "
+               "workloads (%s) and the minimum. %s" % (nwl, gpu.meta.get("workloads", "?"), gpu.provenance()))
+    notes = []
+    if cpu:
+        notes.append("CPU reference column: the same recipe on the same inputs by the CPU reference "
+                     "(Table 'Accuracy - recipes vs FP64'). %s" % cpu.provenance())
+    if paper_run:
+        notes.append("Paper's setting column: workload %s, the setting of PAPER.md's accuracy numbers (one "
+                     "512-token document, plain randn, d = 128). %s"
+                     % (paper_run.meta.get("workloads", "?"), paper_run.provenance()))
+    notes.append("Paper numbers: B200 kernels vs an FP32 reference on the paper's inputs.")
+    write_table(args.md, args.tex, "Accuracy (sm90 kernels) - vs FP64", caption, header, rows, notes,
+                "tab:accuracy-gpu")
+    if args.md2:
+        t = gpu.table("accuracy")
+        ct = cpu.table("accuracy") if cpu else []
+        header = ["workload (tokens)"]
+        for r in recipes:
+            header += ["%s O / dQ" % r] + (["%s O / dQ (CPU ref)" % r] if cpu else [])
+        rows = []
+        for w in uniq(x["workload"] for x in t):
+            row = ["%s (%d)" % (w, int(by(t, workload=w)[0]["total_tokens"]))]
+            for r in recipes:
+                for src in ([t, ct] if cpu else [t]):
+                    x = by(src, workload=w, recipe=r)
+                    row.append("%.5f / %.5f" % (x[0]["cos_o"], x[0]["cos_dq"]) if x else "-")
+            rows.append(row)
+        caption = ("Accuracy of our sm90 kernels per workload: O / dQ cosine vs FP64%s. %s"
+                   % (", beside the CPU reference's on the same inputs" if cpu else "", gpu.provenance()))
+        write_table(args.md2, args.tex2, "Accuracy (sm90 kernels) per workload", caption, header, rows,
+                    label="tab:accuracy-gpu-wl")
 
 
 # ---------------------------------------------------------------- dS underflow
@@ -362,8 +471,8 @@ def table_a(args, cfg, inputs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("table", choices=["table_a_latency", "table_b_leak", "accuracy", "ds_underflow",
-                                      "table_d_scheduler"])
+    ap.add_argument("table", choices=["table_a_latency", "table_b_leak", "accuracy", "accuracy_gpu",
+                                      "ds_underflow", "table_d_scheduler"])
     ap.add_argument("--md", required=True)
     ap.add_argument("--tex", required=True)
     ap.add_argument("--md2", help="second table (Table B2, accuracy per workload)")
@@ -376,8 +485,8 @@ def main():
     for a in args.inputs:
         k, _, v = a.partition("=")
         inputs[k] = v
-    {"table_a_latency": table_a, "table_b_leak": table_b, "accuracy": accuracy, "ds_underflow": ds_underflow,
-     "table_d_scheduler": table_d}[args.table](args, cfg, inputs)
+    {"table_a_latency": table_a, "table_b_leak": table_b, "accuracy": accuracy, "accuracy_gpu": accuracy_gpu,
+     "ds_underflow": ds_underflow, "table_d_scheduler": table_d}[args.table](args, cfg, inputs)
 
 
 if __name__ == "__main__":

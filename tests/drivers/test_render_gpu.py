@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""test_render_gpu.py - the GPU tables of the pipeline (accuracy_gpu, Table B on the kernels):
+rendered from the HDF5 measurements shipped in data/measured/<gpu>/ through h5totsv, a CPU run
+on other inputs left out of the comparison, and a missing measurement rendered as "needs a GPU
+run" with no numbers.
+    test_render_gpu.py H5TOTSV ACCURACY_DRIVER SOURCE_ROOT TMPDIR"""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+h5totsv, accuracy_driver, root, tmp = sys.argv[1:5]
+render = os.path.join(root, "pipelines", "scripts", "render_tables.py")
+cfg = json.dumps({"recipes": ["bf16", "mxfp8", "mxfp8-exact", "nvfp4", "fp8-tensor", "mx-floor"],
+                  "paper_accuracy": {"mxfp8": {"o": 0.9988, "dq": 0.9979}}, "peers": {}})
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    print("%s: %s" % ("ok" if cond else "FAIL", what))
+    failures += 0 if cond else 1
+
+
+def run(table, name, *inputs, md2=True):
+    out = [os.path.join(tmp, "%s.%s" % (name, e)) for e in ("md", "tex", "2.md", "2.tex")]
+    cmd = [sys.executable, render, table, "--md", out[0], "--tex", out[1], "--config", cfg]
+    if md2:
+        cmd += ["--md2", out[2], "--tex2", out[3]]
+    subprocess.run(cmd + ["h5totsv=" + h5totsv] + list(inputs), check=True)
+    return [open(p, encoding="utf-8").read() for p in (out[0], out[2])]
+
+
+def rows(md):
+    return [l for l in md.splitlines() if l.startswith("| ") and not l.startswith("| recipe")
+            and not l.startswith("| workload")]
+
+
+def cells(row):
+    return [c.strip() for c in row.strip("|").split("|")]
+
+
+acc = sorted(glob.glob(os.path.join(root, "data", "measured", "*", "accuracy_gpu.h5")))
+leak = sorted(glob.glob(os.path.join(root, "data", "measured", "*", "leak_probe_gpu.h5")))
+check(acc and leak, "shipped GPU measurements found (data/measured/*/accuracy_gpu.h5, leak_probe_gpu.h5)")
+
+if acc:
+    # a CPU export on other inputs: must not appear as the comparison column
+    cpu_h5 = os.path.join(tmp, "cpu-other.h5")
+    subprocess.run([accuracy_driver, "--out", cpu_h5, "--workloads", "2x64",
+                    "--heads", "2", "--scale", "1", "--recipes", "mxfp8", "--quiet"], check=True)
+    md, md2 = run("accuracy_gpu", "acc", "gpu=" + acc[0], "cpu=" + cpu_h5)
+    r = rows(md)
+    check([cells(x)[0] for x in r] == ["bf16", "mxfp8", "mxfp8-exact"], "accuracy_gpu: one row per GPU recipe")
+    cos = [float(c) for x in r for c in cells(x)[1:7]]
+    check(len(cos) == 18 and all(0.9 < c <= 1.0 for c in cos), "accuracy_gpu: 6 cosines per row, in (0.9, 1]")
+    check("CPU reference" not in md, "accuracy_gpu: a CPU run on other inputs is not shown as the comparison")
+    check("NVIDIA" in md and "commit" in md, "accuracy_gpu: caption names the GPU and the commit")
+    check(len(rows(md2)) >= 1 and all(len(cells(x)) == 4 for x in rows(md2)),
+          "accuracy_gpu per workload: workload + 3 recipe columns without the CPU comparison")
+
+if leak:
+    md, md2 = run("table_b_leak", "leak", "leak=" + leak[0])
+    ex = [x for x in rows(md) if cells(x)[0] == "mxfp8-exact"]
+    check(len(ex) == 1 and all(c in ("0", "0 / 0") for c in cells(ex[0])[2:9]),
+          "Table B on the kernels: mxfp8-exact bit-identical before the perturbation (every kind)")
+    check("sm90 kernels" in md and "CPU-reference emulations" not in md, "Table B on the kernels: says so")
+
+# nothing measured: a table that says so, and no numbers
+md, md2 = run("accuracy_gpu", "none")
+check("Needs a GPU run" in md and not rows(md) and "Needs a GPU run" in md2, "accuracy_gpu without a measurement")
+md, md2 = run("table_b_leak", "none-b")
+check("Needs a GPU run" in md and not rows(md), "Table B (kernels) without a measurement")
+sys.exit(1 if failures else 0)
