@@ -9,6 +9,7 @@
  * nothing is enqueued, so nothing is written. Nothing is allocated: the
  * calls can be captured in a CUDA graph. docs/cuda-api.md is the user guide.
  */
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,6 +33,33 @@ flamia_status cuda_fail(const char *where, cudaError_t e) {
                        cudaGetErrorString(e));
 }
 
+/* The driver's cuCtxGetCurrent through the runtime (no -lcuda link), or nullptr. */
+typedef CUresult (*ctx_get_current_fn)(CUcontext *);
+ctx_get_current_fn ctx_get_current() {
+    static const ctx_get_current_fn fn = [] {
+        void *p = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        return cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+                       q == cudaDriverEntryPointSuccess
+                   ? (ctx_get_current_fn)p
+                   : nullptr;
+    }();
+    return fn;
+}
+
+/* A thread that never made a CUDA context current (PyTorch's autograd device thread, a
+ * framework's worker) has none, and cudaPointerGetAttributes then reports every device
+ * pointer as unregistered host memory. Such a thread gets the device's primary context,
+ * the one cudaMalloc'd memory and the runtime's streams belong to; a context the caller
+ * made current is left as it is. */
+flamia_status bind_context_if_none(const char *fn, int dev) {
+    CUcontext cur = nullptr;
+    const ctx_get_current_fn get = ctx_get_current();
+    if (get && get(&cur) == CUDA_SUCCESS && cur) return FLAMIA_OK;
+    const cudaError_t e = cudaSetDevice(dev);
+    return e == cudaSuccess ? FLAMIA_OK : cuda_fail(fn, e);
+}
+
 /* The current device must be an sm_90 GPU (the kernels are sm_90a machine code). */
 flamia_status check_device(const char *fn) {
     int count = 0;
@@ -50,7 +78,7 @@ flamia_status check_device(const char *fn) {
         return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
                            "%s: GPU %d is sm_%d%d; libflamia's kernels are built for sm_90a (Hopper) only", fn,
                            dev, major, minor);
-    return FLAMIA_OK;
+    return bind_context_if_none(fn, dev);
 }
 
 bool same_oq(const flamia_operand_quant &a, const flamia_operand_quant &b) {

@@ -1,8 +1,11 @@
 /*
  * test_gpu_api.c - the CUDA entry points refuse bad input with a clear status
- * and message, write nothing when they refuse, and can be captured in a CUDA
- * graph (the replay reproduces the eager call bit for bit).
+ * and message, write nothing when they refuse, can be captured in a CUDA
+ * graph (the replay reproduces the eager call bit for bit), and work from a
+ * thread that never touched CUDA (a framework's backward thread).
  */
+#include <pthread.h>
+
 #include "gpu_common.h"
 
 /* The call must return `want` and leave a message naming `needle`. */
@@ -87,6 +90,71 @@ static void train_step_capture(const char *preset, const flamia_recipe *rec, con
     free(eager);
     free(replay);
     free(separate);
+}
+
+/* One training call's arguments and answer, for a thread of its own. */
+typedef struct {
+    const flamia_recipe *rec;
+    const flamia_shape *sh;
+    const uint16_t *q, *k, *v, *dout;
+    uint16_t *o, *dq, *dk, *dv;
+    float *lse;
+    void *ws;
+    size_t wsb;
+    cudaStream_t st;
+    flamia_status status;
+    char msg[512];
+} train_call;
+
+static void *train_step_thread(void *arg) {
+    train_call *c = arg;
+    c->status = flamia_cuda_train_step(c->rec, c->sh, c->q, c->k, c->v, c->dout, c->o, c->lse, c->dq, c->dk, c->dv,
+                                       c->ws, c->wsb, c->st);
+    snprintf(c->msg, sizeof c->msg, "%s", c->status == FLAMIA_OK ? "" : flamia_last_error());
+    return NULL;
+}
+
+/* The training call from a new thread that has made no CUDA call (no context current
+ * there: PyTorch runs a custom Function's backward on such a thread), with memory and a
+ * stream the main thread made: it must accept the device pointers and give O / lse / dK /
+ * dV bit-identical to the same call on the main thread (dQ within the atomics' order,
+ * rel. L2 <= 2^-8). Before the library bound a context there, it refused cu_seqlens as
+ * host memory (eighteenth session, examples/torch_attention.py on the H200). */
+static void train_step_other_thread(train_call c, size_t nq, size_t nk) {
+    const size_t nl = (size_t)c.sh->total_tokens * c.sh->heads_q, fixed = nq * 2 + nl * 4 + nk * 4;
+    uint8_t *res[2] = {xmalloc(fixed + nq * 2), xmalloc(fixed + nq * 2)};
+    for (int pass = 0; pass < 2; pass++) {
+        CK(cudaMemset(c.o, 0xFF, nq * 2));
+        CK(cudaMemset(c.dq, 0xFF, nq * 2));
+        CK(cudaMemset(c.dk, 0xFF, nk * 2));
+        CK(cudaMemset(c.dv, 0xFF, nk * 2));
+        CK(cudaDeviceSynchronize());
+        if (pass == 0) {
+            train_step_thread(&c);
+        } else {
+            pthread_t t;
+            EXPECT(pthread_create(&t, NULL, train_step_thread, &c) == 0, "pthread_create failed");
+            pthread_join(t, NULL);
+        }
+        EXPECT(c.status == FLAMIA_OK, "train_step from %s -> %s: %s", pass ? "a new thread" : "the main thread",
+               flamia_status_string(c.status), c.msg);
+        CK(cudaStreamSynchronize(c.st));
+        uint8_t *p = res[pass];
+        CK(cudaMemcpy(p, c.o, nq * 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(p + nq * 2, c.lse, nl * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(p + nq * 2 + nl * 4, c.dk, nk * 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(p + nq * 2 + nl * 4 + nk * 2, c.dv, nk * 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(p + fixed, c.dq, nq * 2, cudaMemcpyDeviceToHost));
+    }
+    const int same = !memcmp(res[0], res[1], fixed);
+    const bf16_diff d = bf16_compare((const uint16_t *)(res[0] + fixed), (const uint16_t *)(res[1] + fixed), nq);
+    EXPECT(same, "train_step from a new thread: O / lse / dK / dV differ from the main thread's call");
+    EXPECT(d.nonfinite == 0 && d.rel <= 1.0 / 256, "train_step from a new thread: dQ %ld non-finite, rel. L2 %.2e",
+           d.nonfinite, d.rel);
+    printf("new thread    %-11s: train_step %s, O/lse/dK/dV %s the main thread's, dQ rel. L2 %.1e\n", c.rec->name,
+           c.status == FLAMIA_OK ? "accepted" : "REFUSED", same ? "bit-identical to" : "DIFFER from", d.rel);
+    free(res[0]);
+    free(res[1]);
 }
 
 int main(void) {
@@ -277,6 +345,10 @@ int main(void) {
         free(eager);
         free(replay);
         train_step_capture(preset, &rec, &sh, dq, dk, dv, ddo, dO, dlse, ddq, ddk, ddv, ws, wsb, nq, nk, st);
+        if (pass == 0) {
+            train_call c = {&rec, &sh, dq, dk, dv, ddo, dO, ddq, ddk, ddv, dlse, ws, wsb, st, FLAMIA_OK, ""};
+            train_step_other_thread(c, nq, nk);
+        }
         CK(cudaStreamDestroy(st));
     }
     if (failures) {
