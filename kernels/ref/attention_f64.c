@@ -1,10 +1,19 @@
 /* attention_f64.c - FP64 textbook attention, no quantization: the ground truth
- * every recipe is measured against. Same packed/causal/GQA semantics. */
+ * every recipe is measured against. Same packed/causal/GQA semantics.
+ *
+ * Parallel over heads (forward: query heads; backward: kv heads, which own their dK, dV
+ * and their group's dQ), and over key rows within a tile of kRows queries, so that a K / V
+ * row and its dK / dV accumulators stay in cache while the tile's queries use them. Every
+ * sum runs in the order of the plain per-query loop (scores, softmax and dQ over keys
+ * ascending; O over keys ascending; dK, dV over query heads, then queries, ascending):
+ * results do not depend on the thread count or on kRows. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamia_internal.h"
+#include "ref_internal.h"
+
+enum { kRows = 32, kMaxHeadDim = 128 }; /* queries per tile; head_dim is 64 or 128 (validate.c) */
 
 static flamia_status checks(const flamia_shape *s, const void *q, const void *k, const void *v) {
     flamia_clear_error();
@@ -14,28 +23,6 @@ static flamia_status checks(const flamia_shape *s, const void *q, const void *k,
     return FLAMIA_OK;
 }
 
-static double dot64(const float *a, const float *b, int D) {
-    double acc = 0.0;
-    for (int d = 0; d < D; d++) acc += (double)a[d] * b[d];
-    return acc;
-}
-
-/* Softmax row of doc-local query i: p[j] for j < jend; returns lse. */
-static double softmax_row(const flamia_shape *s, const float *q, const float *k, int d0, int i,
-                          int jend, int hq, double scale, double *p) {
-    const int D = s->head_dim, hk = hq / (s->heads_q / s->heads_kv);
-    const float *qi = q + ((size_t)(d0 + i) * s->heads_q + hq) * D;
-    double m = -INFINITY;
-    for (int j = 0; j < jend; j++) {
-        p[j] = scale * dot64(qi, k + ((size_t)(d0 + j) * s->heads_kv + hk) * D, D);
-        if (p[j] > m) m = p[j];
-    }
-    double l = 0.0;
-    for (int j = 0; j < jend; j++) l += (p[j] = exp(p[j] - m));
-    for (int j = 0; j < jend; j++) p[j] /= l;
-    return m + log(l);
-}
-
 static int max_doc_len(const flamia_shape *s) {
     int m = 0;
     for (int d = 0; d < s->num_docs; d++)
@@ -43,32 +30,159 @@ static int max_doc_len(const flamia_shape *s) {
     return m;
 }
 
+typedef struct {
+    const flamia_shape *s;
+    const float *q, *k, *v, *dout;
+    double *o, *lse, *dq, *dk, *dv;
+    double scale;
+    double *scratch; /* per worker: 2 x kRows x the longest document (P, dP / dS rows) */
+    int maxlen;
+} f64_job;
+
+/* One tile: queries [i0, i1) of a document starting at token d0 (doc-local indices), query
+ * head hq. Row r = i - i0 of p holds the probabilities of keys j < jend(i), of dp (when
+ * dout is given) dS; returns nothing, lse[r] gets the row's log-sum-exp. */
+typedef struct {
+    int d0, L, i0, i1, hq, hk;
+} tile;
+
+static int row_end(const flamia_shape *s, const tile *t, int i) { return s->causal ? i + 1 : t->L; }
+
+static void tile_probs(const f64_job *jb, const tile *t, double *p, double *dp, double *lse) {
+    const flamia_shape *s = jb->s;
+    const int D = s->head_dim, M = jb->maxlen, n = t->i1 - t->i0, jmax = row_end(s, t, t->i1 - 1);
+    /* the tile's Q (and dO) rows transposed, [d][row], so that one key row's dot products
+     * with all n queries run side by side (vectorized over the queries), each still summed
+     * over d ascending from 0 as dot64 sums: the same value, bit for bit */
+    double qT[kMaxHeadDim * kRows], gT[kMaxHeadDim * kRows], sacc[kRows], gacc[kRows];
+    for (int r = 0; r < n; r++) {
+        const size_t qrow = ((size_t)(t->d0 + t->i0 + r) * s->heads_q + t->hq) * D;
+        for (int d = 0; d < D; d++) {
+            qT[d * kRows + r] = jb->q[qrow + d];
+            if (dp) gT[d * kRows + r] = jb->dout[qrow + d];
+        }
+    }
+    /* key row outermost: K_j, V_j stay in cache for the tile */
+    for (int j = 0; j < jmax; j++) {
+        const size_t kv = ((size_t)(t->d0 + j) * s->heads_kv + t->hk) * D;
+        const float *kj = jb->k + kv, *vj = jb->v + kv;
+        for (int r = 0; r < n; r++) sacc[r] = gacc[r] = 0.0;
+        for (int d = 0; d < D; d++) {
+            const double kd = kj[d];
+            for (int r = 0; r < n; r++) sacc[r] += qT[d * kRows + r] * kd;
+        }
+        if (dp)
+            for (int d = 0; d < D; d++) {
+                const double vd = vj[d];
+                for (int r = 0; r < n; r++) gacc[r] += gT[d * kRows + r] * vd;
+            }
+        for (int r = (s->causal && j > t->i0) ? j - t->i0 : 0; r < n; r++) { /* rows that see key j */
+            p[(size_t)r * M + j] = jb->scale * sacc[r];
+            if (dp) dp[(size_t)r * M + j] = gacc[r];
+        }
+    }
+    for (int i = t->i0; i < t->i1; i++) {
+        const int jend = row_end(s, t, i);
+        double *pr = p + (size_t)(i - t->i0) * M;
+        double m = -INFINITY;
+        for (int j = 0; j < jend; j++)
+            if (pr[j] > m) m = pr[j];
+        double l = 0.0;
+        for (int j = 0; j < jend; j++) l += (pr[j] = exp(pr[j] - m));
+        for (int j = 0; j < jend; j++) pr[j] /= l;
+        if (lse) lse[i - t->i0] = m + log(l);
+        if (dp) { /* dS = P (dP - D_i) scale, D_i = sum_j P dP */
+            double *dr = dp + (size_t)(i - t->i0) * M, Di = 0.0;
+            for (int j = 0; j < jend; j++) Di += pr[j] * dr[j];
+            for (int j = 0; j < jend; j++) dr[j] = pr[j] * (dr[j] - Di) * jb->scale;
+        }
+    }
+}
+
+/* query head `hq`: its O rows and lse of every document */
+static void fwd64_task(void *ctx, int hq, int worker) {
+    const f64_job *jb = ctx;
+    const flamia_shape *s = jb->s;
+    const int D = s->head_dim, M = jb->maxlen;
+    double *p = jb->scratch + (size_t)worker * 2 * kRows * M, lse[kRows];
+    for (int doc = 0; doc < s->num_docs; doc++) {
+        const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
+        for (int i0 = 0; i0 < L; i0 += kRows) {
+            const tile t = {d0, L, i0, i0 + kRows < L ? i0 + kRows : L, hq, hq / (s->heads_q / s->heads_kv)};
+            tile_probs(jb, &t, p, NULL, lse);
+            for (int i = t.i0; i < t.i1; i++) {
+                const size_t row = (size_t)(d0 + i) * s->heads_q + hq;
+                jb->lse[row] = lse[i - t.i0];
+                memset(jb->o + row * D, 0, (size_t)D * sizeof *jb->o);
+            }
+            for (int j = 0; j < row_end(s, &t, t.i1 - 1); j++) {
+                const float *vj = jb->v + ((size_t)(d0 + j) * s->heads_kv + t.hk) * D;
+                for (int i = t.i0; i < t.i1; i++) {
+                    if (j >= row_end(s, &t, i)) continue;
+                    const double pij = p[(size_t)(i - t.i0) * M + j];
+                    double *oi = jb->o + ((size_t)(d0 + i) * s->heads_q + hq) * D;
+                    for (int d = 0; d < D; d++) oi[d] += pij * vj[d];
+                }
+            }
+        }
+    }
+}
+
+/* the job's per-worker scratch for `ntasks` tasks; 0 when out of memory */
+static int f64_job_init(f64_job *jb, const flamia_shape *s, int ntasks, int *nworkers) {
+    jb->s = s;
+    jb->scale = flamia_effective_scale(s);
+    jb->maxlen = max_doc_len(s);
+    *nworkers = flamia_ref_threads(ntasks);
+    jb->scratch = malloc((size_t)*nworkers * 2 * kRows * jb->maxlen * sizeof *jb->scratch);
+    return jb->scratch != NULL;
+}
+
 flamia_status flamia_ref64_forward(const flamia_shape *s, const float *q, const float *k,
                                    const float *v, double *o, double *lse) {
     flamia_status st = checks(s, q, k, v);
     if (st) return st;
     if (!o || !lse) return flamia_fail(FLAMIA_ERR_INVALID, "ref64: NULL output pointer");
-    const int D = s->head_dim, G = s->heads_q / s->heads_kv;
-    const double scale = flamia_effective_scale(s);
-    double *p = malloc((size_t)max_doc_len(s) * sizeof *p);
-    if (!p) return flamia_fail(FLAMIA_ERR_NOMEM, "ref64: out of host memory");
+    f64_job jb = {.q = q, .k = k, .v = v, .o = o, .lse = lse};
+    int nw;
+    if (!f64_job_init(&jb, s, s->heads_q, &nw)) return flamia_fail(FLAMIA_ERR_NOMEM, "ref64: out of host memory");
+    flamia_ref_parallel_for(s->heads_q, nw, fwd64_task, &jb);
+    free(jb.scratch);
+    return FLAMIA_OK;
+}
+
+/* kv head `hk`: its dK, dV rows and the dQ rows of its query heads, every document */
+static void bwd64_task(void *ctx, int hk, int worker) {
+    const f64_job *jb = ctx;
+    const flamia_shape *s = jb->s;
+    const int D = s->head_dim, G = s->heads_q / s->heads_kv, M = jb->maxlen;
+    double *p = jb->scratch + (size_t)worker * 2 * kRows * M, *ds = p + (size_t)kRows * M;
     for (int doc = 0; doc < s->num_docs; doc++) {
         const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
-        for (int hq = 0; hq < s->heads_q; hq++)
-            for (int i = 0; i < L; i++) {
-                const int jend = s->causal ? i + 1 : L;
-                const size_t row = (size_t)(d0 + i) * s->heads_q + hq;
-                lse[row] = softmax_row(s, q, k, d0, i, jend, hq, scale, p);
-                double *oi = o + row * D;
-                memset(oi, 0, (size_t)D * sizeof *oi);
-                for (int j = 0; j < jend; j++) {
-                    const float *vj = v + ((size_t)(d0 + j) * s->heads_kv + hq / G) * D;
-                    for (int d = 0; d < D; d++) oi[d] += p[j] * vj[d];
+        for (int hq = hk * G; hq < (hk + 1) * G; hq++) {
+            for (int i0 = 0; i0 < L; i0 += kRows) {
+                const tile t = {d0, L, i0, i0 + kRows < L ? i0 + kRows : L, hq, hk};
+                tile_probs(jb, &t, p, ds, NULL);
+                for (int j = 0; j < row_end(s, &t, t.i1 - 1); j++) {
+                    const size_t krow = ((size_t)(d0 + j) * s->heads_kv + hk) * D;
+                    const float *kj = jb->k + krow;
+                    double *dkj = jb->dk + krow, *dvj = jb->dv + krow;
+                    for (int i = t.i0; i < t.i1; i++) {
+                        if (j >= row_end(s, &t, i)) continue;
+                        const size_t qrow = ((size_t)(d0 + i) * s->heads_q + hq) * D, r = (size_t)(i - t.i0) * M + j;
+                        const double dsij = ds[r], pij = p[r];
+                        const float *qi = jb->q + qrow, *doi = jb->dout + qrow;
+                        double *dqi = jb->dq + qrow;
+                        for (int d = 0; d < D; d++) {
+                            dqi[d] += dsij * kj[d];
+                            dkj[d] += dsij * qi[d];
+                            dvj[d] += pij * doi[d];
+                        }
+                    }
                 }
             }
+        }
     }
-    free(p);
-    return FLAMIA_OK;
 }
 
 flamia_status flamia_ref64_backward(const flamia_shape *s, const float *q, const float *k,
@@ -77,44 +191,14 @@ flamia_status flamia_ref64_backward(const flamia_shape *s, const float *q, const
     flamia_status st = checks(s, q, k, v);
     if (st) return st;
     if (!dout || !dq || !dk || !dv) return flamia_fail(FLAMIA_ERR_INVALID, "ref64: NULL pointer");
-    const int D = s->head_dim, G = s->heads_q / s->heads_kv, T = s->total_tokens;
-    const double scale = flamia_effective_scale(s);
-    const int maxlen = max_doc_len(s);
-    double *p = malloc((size_t)maxlen * sizeof *p), *dp = malloc((size_t)maxlen * sizeof *dp);
-    if (!p || !dp) {
-        free(p);
-        free(dp);
-        return flamia_fail(FLAMIA_ERR_NOMEM, "ref64: out of host memory");
-    }
+    const int D = s->head_dim, T = s->total_tokens;
+    f64_job jb = {.q = q, .k = k, .v = v, .dout = dout, .dq = dq, .dk = dk, .dv = dv};
+    int nw;
+    if (!f64_job_init(&jb, s, s->heads_kv, &nw)) return flamia_fail(FLAMIA_ERR_NOMEM, "ref64: out of host memory");
     memset(dq, 0, (size_t)T * s->heads_q * D * sizeof *dq);
     memset(dk, 0, (size_t)T * s->heads_kv * D * sizeof *dk);
     memset(dv, 0, (size_t)T * s->heads_kv * D * sizeof *dv);
-    for (int doc = 0; doc < s->num_docs; doc++) {
-        const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
-        for (int hq = 0; hq < s->heads_q; hq++) {
-            const int hk = hq / G;
-            for (int i = 0; i < L; i++) {
-                const int jend = s->causal ? i + 1 : L;
-                const size_t qrow = ((size_t)(d0 + i) * s->heads_q + hq) * D;
-                softmax_row(s, q, k, d0, i, jend, hq, scale, p);
-                double Di = 0.0;
-                for (int j = 0; j < jend; j++) {
-                    dp[j] = dot64(dout + qrow, v + ((size_t)(d0 + j) * s->heads_kv + hk) * D, D);
-                    Di += p[j] * dp[j];
-                }
-                for (int j = 0; j < jend; j++) {
-                    const size_t krow = ((size_t)(d0 + j) * s->heads_kv + hk) * D;
-                    const double ds = p[j] * (dp[j] - Di) * scale;
-                    for (int d = 0; d < D; d++) {
-                        dq[qrow + d] += ds * k[krow + d];
-                        dk[krow + d] += ds * q[qrow + d];
-                        dv[krow + d] += p[j] * dout[qrow + d];
-                    }
-                }
-            }
-        }
-    }
-    free(p);
-    free(dp);
+    flamia_ref_parallel_for(s->heads_kv, nw, bwd64_task, &jb);
+    free(jb.scratch);
     return FLAMIA_OK;
 }
