@@ -123,13 +123,38 @@ static inline double dot(const float *a, const float *b, int D) {
     return acc;
 }
 
-/* Scores of doc-local row i against keys [0, jend): s[j] (FP32), and the row's
- * frames frame[n] after visiting tile n (tiles visited from the last down to 0).
- * Returns the number of tiles. */
-static int row_scores(const ref_ctx *x, int d0, int i, int jend, int hq, float *s, float *frame) {
-    const int hk = hq / x->group, D = x->D, tk = x->r->tile_k;
-    const float *qi = x->qs + ((size_t)(d0 + i) * x->Hq + hq) * D;
-    for (int j = 0; j < jend; j++) s[j] = (float)dot(qi, x->ks + ((size_t)(d0 + j) * x->Hkv + hk) * D, D);
+enum { kDotRows = 32, kDotMaxD = 128 }; /* query rows per tile_dots call; head_dim 64 or 128 */
+
+/* dot() of n consecutive rows of a ([T][Ha][D], head ha, tokens d0 + i0 ...) with rows
+ * d0 .. d0 + jmax - 1 of b ([T][Hb][D], head hb), rounded to FP32: out[r * ld + j]. The
+ * rows' products run side by side (vectorized across the rows), each still summed over d
+ * ascending from 0 as dot() sums: the same bits, several times faster than row by row. */
+static void tile_dots(const float *a, int Ha, int ha, const float *b, int Hb, int hb, int D, int d0, int i0, int n,
+                      int jmax, float *out, size_t ld) {
+    double aT[kDotMaxD * kDotRows], acc[kDotRows];
+    for (int r = 0; r < n; r++)
+        for (int d = 0; d < D; d++) aT[d * kDotRows + r] = a[((size_t)(d0 + i0 + r) * Ha + ha) * D + d];
+    for (int j = 0; j < jmax; j++) {
+        const float *bj = b + ((size_t)(d0 + j) * Hb + hb) * D;
+        for (int r = 0; r < n; r++) acc[r] = 0.0;
+        for (int d = 0; d < D; d++) {
+            const double bd = bj[d];
+            for (int r = 0; r < n; r++) acc[r] += aT[d * kDotRows + r] * bd;
+        }
+        for (int r = 0; r < n; r++) out[(size_t)r * ld + j] = (float)acc[r];
+    }
+}
+
+/* Scores of the doc-local rows [i0, i0 + n) (n <= kDotRows) against keys [0, jmax):
+ * s[r * ld + j] (FP32; entries past a causal row's last key are computed and unused). */
+static void tile_scores(const ref_ctx *x, int d0, int i0, int n, int jmax, int hq, float *s, size_t ld) {
+    tile_dots(x->qs, x->Hq, hq, x->ks, x->Hkv, hq / x->group, x->D, d0, i0, n, jmax, s, ld);
+}
+
+/* The frames of one row with scores s[0, jend): frame[n] after visiting key tile n (tiles
+ * visited from the last down to 0). Returns the number of tiles. */
+static int row_frames(const ref_ctx *x, const float *s, int jend, float *frame) {
+    const int tk = x->r->tile_k;
     const int ntiles = (jend + tk - 1) / tk;
     float m = -INFINITY;
     for (int n = ntiles - 1; n >= 0; n--) {
@@ -159,8 +184,9 @@ static inline float p_in_frame(const ref_ctx *x, float s, float frame) {
 typedef struct {
     const ref_ctx *x;
     float *o, *lse;    /* outputs (temporaries of the call) */
-    float **srow, **frame;
+    float **srow, **frame; /* per worker: kDotRows score rows of maxlen, the frames */
     double **acc;      /* per-worker scratch */
+    int maxlen;
 } fwd_job;
 
 static int max_doc_len(const flamia_shape *s) {
@@ -176,13 +202,19 @@ static void fwd_task(void *p, int hq, int worker) {
     const ref_ctx *x = job->x;
     const flamia_shape *s = x->s;
     const int D = x->D, tk = x->r->tile_k, hk = hq / x->group;
-    float *srow = job->srow[worker], *frame = job->frame[worker];
+    float *stile = job->srow[worker], *frame = job->frame[worker];
     double *acc = job->acc[worker];
+    const size_t ld = (size_t)job->maxlen;
     for (int doc = 0; doc < s->num_docs; doc++) {
         const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
         for (int i = 0; i < L; i++) {
             const int jend = s->causal ? i + 1 : L;
-            const int ntiles = row_scores(x, d0, i, jend, hq, srow, frame);
+            if (i % kDotRows == 0) { /* the next rows' scores */
+                const int n = L - i < kDotRows ? L - i : kDotRows;
+                tile_scores(x, d0, i, n, s->causal ? i + n : L, hq, stile, ld);
+            }
+            const float *srow = stile + (size_t)(i % kDotRows) * ld;
+            const int ntiles = row_frames(x, srow, jend, frame);
             const float m = frame[0];
             double l = 0.0;
             memset(acc, 0, (size_t)D * sizeof *acc);
@@ -221,10 +253,10 @@ flamia_status flamia_ref_forward(const flamia_recipe *r, const flamia_shape *s, 
     const int maxlen = max_doc_len(s), nw = flamia_ref_threads(s->heads_q);
     float *srow[64] = {0}, *frame[64] = {0};
     double *acc[64] = {0};
-    fwd_job job = {&x, malloc(nq * sizeof(float)), malloc(nlse * sizeof(float)), srow, frame, acc};
+    fwd_job job = {&x, malloc(nq * sizeof(float)), malloc(nlse * sizeof(float)), srow, frame, acc, maxlen};
     int ok = job.o && job.lse;
     for (int w = 0; w < nw; w++) {
-        srow[w] = malloc((size_t)maxlen * sizeof(float));
+        srow[w] = malloc((size_t)kDotRows * maxlen * sizeof(float));
         frame[w] = malloc(((size_t)maxlen / r->tile_k + 1) * sizeof(float));
         acc[w] = malloc((size_t)x.D * sizeof(double));
         ok = ok && srow[w] && frame[w] && acc[w];
@@ -248,7 +280,8 @@ flamia_status flamia_ref_forward(const flamia_recipe *r, const flamia_shape *s, 
 typedef struct {
     ref_ctx *x;
     const float *o, *lse;
-    float *srow, *frame;
+    float *srow, *dprow; /* [kDotRows][maxlen] scores and dO . V of the chunk's next rows */
+    float *frame;
     float *ds;       /* [tile_q][maxlen] dS rows of the current chunk */
     int maxlen;
     double *dv_acc;  /* [T][Hkv][D] or NULL (first pass of a tensor-wide dS scale) */
@@ -263,29 +296,35 @@ static void ds_chunk(bwd_ws *w, int d0, int L, int hq, int i0, int i1) {
     ref_ctx *x = w->x;
     const int D = x->D, hk = hq / x->group, tk = x->r->tile_k;
     const int p_codes = x->r->p_format != FLAMIA_FMT_FP32;
+    const size_t ld = (size_t)w->maxlen;
     for (int i = i0; i < i1; i++) {
         float *dsr = w->ds + (size_t)(i - i0) * w->maxlen;
         memset(dsr, 0, (size_t)L * sizeof *dsr);
         const int jend = x->s->causal ? i + 1 : L;
-        const int ntiles = row_scores(x, d0, i, jend, hq, w->srow, w->frame);
-        (void)ntiles;
+        if ((i - i0) % kDotRows == 0) { /* the next rows' scores and dO . V */
+            const int n = i1 - i < kDotRows ? i1 - i : kDotRows, jmax = x->s->causal ? i + n : L;
+            tile_scores(x, d0, i, n, jmax, hq, w->srow, ld);
+            tile_dots(x->dout, x->Hq, hq, x->v, x->Hkv, hk, D, d0, i, n, jmax, w->dprow, ld);
+        }
+        const float *srow = w->srow + (size_t)((i - i0) % kDotRows) * ld;
+        const float *dprow = w->dprow + (size_t)((i - i0) % kDotRows) * ld;
+        row_frames(x, srow, jend, w->frame);
         const size_t row = (size_t)(d0 + i) * x->Hq + hq;
         const float m = w->frame[0];
         const float norm = (float)exp2((double)m - (double)w->lse[row] / LN2);
         const float *doi = x->dout + row * D;
         const float Di = (float)dot(doi, w->o + row * D, D);
         for (int j = 0; j < jend; j++) {
-            const float pb = flamia_ref_p_quantize(x->r, p_in_frame(x, w->srow[j], m));
+            const float pb = flamia_ref_p_quantize(x->r, p_in_frame(x, srow[j], m));
             const float P = pb * norm;
-            const float *vj = x->v + ((size_t)(d0 + j) * x->Hkv + hk) * D;
-            const float dP = (float)dot(doi, vj, D);
+            const float dP = dprow[j];
             dsr[j] = P * (dP - Di);
             if (!w->dv_acc) continue;
             double *dvj = w->dv_acc + ((size_t)(d0 + j) * x->Hkv + hk) * D;
             for (int d = 0; d < D; d++) dvj[d] += (double)P * doi[d];
             if (p_codes) { /* forward code (tile frame) vs backward code (final frame) */
                 const float fr = w->frame[j / tk];
-                const float pf = flamia_ref_p_quantize(x->r, p_in_frame(x, w->srow[j], fr));
+                const float pf = flamia_ref_p_quantize(x->r, p_in_frame(x, srow[j], fr));
                 w->st->p_codes += 1;
                 if ((double)pf * ldexp(1.0, (int)(fr - m)) != (double)pb) {
                     w->st->p_mismatch += 1;
@@ -457,10 +496,11 @@ flamia_status flamia_ref_backward_ex(const flamia_recipe *r, const flamia_shape 
     int ok = job.dq_acc && job.dk_acc && job.dv_acc && job.task_stats && job.task_sum2 && job.task_amax && tmp;
     for (int w = 0; w < nw; w++) {
         ws[w] = (bwd_ws){.x = &x, .o = o, .lse = lse, .maxlen = maxlen, .st = &wstats[w]};
-        ws[w].srow = malloc((size_t)maxlen * sizeof(float));
+        ws[w].srow = malloc((size_t)kDotRows * maxlen * sizeof(float));
+        ws[w].dprow = malloc((size_t)kDotRows * maxlen * sizeof(float));
         ws[w].frame = malloc(((size_t)maxlen / r->tile_k + 1) * sizeof(float));
         ws[w].ds = malloc((size_t)r->tile_q * maxlen * sizeof(float));
-        ok = ok && ws[w].srow && ws[w].frame && ws[w].ds;
+        ok = ok && ws[w].srow && ws[w].dprow && ws[w].frame && ws[w].ds;
     }
     if (!ok) {
         st = flamia_fail(FLAMIA_ERR_NOMEM, "flamia_ref_backward: out of host memory");
@@ -498,7 +538,7 @@ flamia_status flamia_ref_backward_ex(const flamia_recipe *r, const flamia_shape 
         *stats = sum;
     }
 done:
-    for (int w = 0; w < nw; w++) free(ws[w].srow), free(ws[w].frame), free(ws[w].ds);
+    for (int w = 0; w < nw; w++) free(ws[w].srow), free(ws[w].dprow), free(ws[w].frame), free(ws[w].ds);
     free(job.dq_acc), free(job.dk_acc), free(job.dv_acc), free(job.task_stats), free(job.task_sum2);
     free(job.task_amax), free(tmp);
     ctx_free(&x);
