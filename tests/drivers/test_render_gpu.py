@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""test_render_gpu.py - the GPU tables of the pipeline (accuracy_gpu, Table B on the kernels):
+"""test_render_gpu.py - the GPU tables of the pipeline (accuracy_gpu, Table B on the kernels,
+Table D's exact-option cost):
 rendered from the HDF5 measurements shipped in data/measured/<gpu>/ through h5totsv, a CPU run
 on other inputs left out of the comparison, and a missing measurement rendered as "needs a GPU
 run" with no numbers.
@@ -29,7 +30,7 @@ def run(table, name, *inputs, md2=True):
     if md2:
         cmd += ["--md2", out[2], "--tex2", out[3]]
     subprocess.run(cmd + ["h5totsv=" + h5totsv] + list(inputs), check=True)
-    return [open(p, encoding="utf-8").read() for p in (out[0], out[2])]
+    return [open(p, encoding="utf-8").read() if md2 or p == out[0] else None for p in (out[0], out[2])]
 
 
 def rows(md):
@@ -66,6 +67,17 @@ if leak:
     check(len(ex) == 1 and all(c in ("0", "0 / 0") for c in cells(ex[0])[2:9]),
           "Table B on the kernels: mxfp8-exact bit-identical before the perturbation (every kind)")
     check("sm90 kernels" in md and "CPU-reference emulations" not in md, "Table B on the kernels: says so")
+
+lat = sorted(glob.glob(os.path.join(root, "data", "measured", "*", "latency_ours.h5")))
+if lat:
+    md, _ = run("table_d_gpu", "exact", *["h5_%03d=%s" % (i, f) for i, f in enumerate(lat)], md2=False)
+    r = rows(md)
+    costs = [c for x in r for c in cells(x)[3::3]]
+    check(len(r) >= 1 and all(len(cells(x)) == 10 for x in r), "Table D exact cost: workload + 3 passes x 3 columns")
+    check(all(c == "-" or (c.endswith("%") and abs(float(c[:-1])) < 100) for c in costs) and
+          any(c != "-" for c in costs), "Table D exact cost: costs are percentages")
+md, _ = run("table_d_gpu", "exact-none", md2=False)
+check("Needs a GPU run" in md and not rows(md), "Table D exact cost without a measurement")
 
 # nothing measured: a table that says so, and no numbers
 md, md2 = run("accuracy_gpu", "none")
