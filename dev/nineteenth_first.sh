@@ -39,7 +39,10 @@ for f in sys.argv[1:]:
         rows.setdefault(w.decode(), {})[s.decode()] = ms
 for w, r in rows.items():
     a, b = r.get("flamia-mxfp8"), r.get("flamia-mxfp8-det")
-    print("deterministic dQ %-14s bwd %.3f -> %.3f ms (%+.1f %%)" % (w, a, b, 100 * (b / a - 1)) if a and b else w, r)
+    if a and b:
+        print("deterministic dQ %-14s bwd %.3f -> %.3f ms (%+.1f %%)" % (w, a, b, 100 * (b / a - 1)))
+    else:
+        print("deterministic dQ %-14s missing: %s" % (w, r))
 PY
 left=$(( 560 - ($(date +%s) - t0) )); [ $left -gt 30 ] || left=30
 timeout $left $B/experiments/accuracy --backend cuda --seed 1 --scale 1 --heads 16 --outliers 0 \
