@@ -4,7 +4,8 @@ ctypes (no build step beyond libflamia itself; PyTorch is needed only by this ex
 
     python3 examples/torch_attention.py [--lib build/kernels/libflamia.so] [--recipe mxfp8]
 
-FlamiaAttention.apply(q, k, v, cu_seqlens, max_seqlen, recipe) takes packed BF16 CUDA
+flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8") (FlamiaAttention.apply
+underneath) takes packed BF16 CUDA
 tensors q [T][Hq][D], k, v [T][Hkv][D] and int32 cu_seqlens [num_docs + 1] (causal inside
 each document, never across) and returns O [T][Hq][D]; its backward gives dQ, dK, dV. The
 calls run on PyTorch's current stream, allocate nothing themselves and never synchronize
@@ -109,6 +110,22 @@ class FlamiaAttention(torch.autograd.Function):
         return dq, dk, dv, None, None, None, None
 
 
+_LOADED = {}  # library path -> (Flamia, {recipe name: recipe buffer})
+
+
+def flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8", lib=None):
+    """what a model calls per attention layer: O of the packed causal attention, differentiable;
+    the library is loaded once per path (default: FLAMIA_LIB, else build/kernels/libflamia.so)"""
+    path = lib or os.environ.get("FLAMIA_LIB") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                                                 "build", "kernels", "libflamia.so")
+    if path not in _LOADED:
+        _LOADED[path] = (Flamia(path), {})
+    fl, recipes = _LOADED[path]
+    if recipe not in recipes:
+        recipes[recipe] = fl.recipe(recipe)
+    return FlamiaAttention.apply(q, k, v, cu_seqlens, max_seqlen, fl, recipes[recipe])
+
+
 def reference(q, k, v, cu):
     """PyTorch's attention per document in FP32 (causal, GQA by repeating kv heads)"""
     out = []
@@ -130,6 +147,7 @@ def main():
     ap.add_argument("--heads", default="16,4", help="query heads, kv heads")
     args = ap.parse_args()
     fl = Flamia(args.lib)
+    _LOADED[args.lib] = (fl, {})
     if not torch.cuda.is_available() or not fl.lib.flamia_cuda_available():
         print("no sm_90 GPU visible (or libflamia built without CUDA): nothing to run")
         return 77
@@ -145,9 +163,8 @@ def main():
     v = torch.randn(T, hkv, D, device=dev).bfloat16().requires_grad_()
     do = torch.randn(T, hq, D, device=dev).bfloat16()
     cu = torch.tensor(cu_host, dtype=torch.int32, device=dev)
-    recipe = fl.recipe(args.recipe)
 
-    o = FlamiaAttention.apply(q, k, v, cu, max(lens), fl, recipe)
+    o = flamia_attention(q, k, v, cu, max(lens), args.recipe, lib=args.lib)
     o.backward(do)
     grads = [x.grad.clone() for x in (q, k, v)]
     for x in (q, k, v):
