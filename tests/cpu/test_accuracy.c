@@ -35,6 +35,11 @@ static void make_problem(problem *p, int D, int Hq, int Hkv, int k_outliers, int
     CHECK(flamia_ref64_backward(&p->s, p->q, p->k, p->v, p->dout, p->dq64, p->dk64, p->dv64) == FLAMIA_OK, "ref64 bwd");
 }
 
+static void free_problem(problem *p) {
+    free(p->q), free(p->k), free(p->v), free(p->dout);
+    free(p->o64), free(p->lse64), free(p->dq64), free(p->dk64), free(p->dv64);
+}
+
 static void run_recipe(const problem *p, const char *name, double cos_out[4], double rel_out[4]) {
     flamia_recipe r;
     flamia_recipe_preset(name, &r);
@@ -93,6 +98,7 @@ int main(void) {
             printf("  %-12s %8.5f %8.5f %8.5f\n", "mxfp8+H", co, cq, ck);
             if (cs == 0) CHECK(co >= 0.998 && cq >= 0.997 && ck >= 0.997, "hadamard cosines %g %g %g", co, cq, ck);
             free(o), free(lse), free(dq), free(dk), free(dv);
+            free_problem(&p);
         }
     return TEST_EXIT();
 }

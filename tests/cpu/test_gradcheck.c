@@ -77,5 +77,8 @@ int main(void) {
     /* BF16 output rounding is at most 2^-9 relative per element */
     for (int i = 0; i < 4; i++) CHECK(e[i] < 3e-3, "FP32 recipe relative error %d = %g", i, e[i]);
     CHECK(maxlse < 1e-6, "lse error %g", maxlse);
+    free(q), free(k), free(v), free(dout), free(o), free(lse), free(dq), free(dk), free(dv);
+    free(q2), free(k2), free(v2), free(do2), free(of), free(lf), free(dqf), free(dkf), free(dvf);
+    free(o64), free(l64), free(dq64), free(dk64), free(dv64);
     return TEST_EXIT();
 }
