@@ -110,6 +110,15 @@ rule table_ds_underflow:
         "{PY} {RENDER} ds_underflow --md {output.md} --tex {output.tex} --config {params.cfg:q} "
         "ds_underflow={input.ds}"
 
+TABLES += ["paper_tables/table_mismatch.%s" % ext for ext in ("md", "tex")]
+
+rule table_mismatch:
+    input: m=tsv("mismatch"), deps=RENDER_DEPS
+    output: md="paper_tables/table_mismatch.md", tex="paper_tables/table_mismatch.tex"
+    params: cfg=CONFIG_JSON
+    shell:
+        "{PY} {RENDER} mismatch --md {output.md} --tex {output.tex} --config {params.cfg:q} mismatch={input.m}"
+
 rule table_d_scheduler:
     input: s=tsv("sched_ablation"), deps=RENDER_DEPS
     output: md="paper_tables/table_d_scheduler.md", tex="paper_tables/table_d_scheduler.tex"
@@ -127,6 +136,9 @@ rule accuracy:
 
 rule ds_underflow:
     input: rules.table_ds_underflow.output, "figures/ds_underflow.png", "figures/ds_underflow.pdf"
+
+rule mismatch:
+    input: rules.table_mismatch.output
 
 rule sched_ablation:
     input: rules.table_d_scheduler.output, "figures/sched_ablation.png", "figures/sched_ablation.pdf"

@@ -6,7 +6,8 @@
  * h5read.c) and checks: the provenance attributes are present and sane, every table has
  * rows and every column as many values as the table has rows, and values the numerics
  * promise (docs/numerics.md 6): bf16 and mxfp8-exact leak exactly 0, mx-floor leaks,
- * cosines in range, zero rates ordered, scheduler efficiencies in (0, 1].
+ * cosines in range, zero rates ordered, scheduler efficiencies in (0, 1], a matched step
+ * equal to itself and P-format mismatches visible.
  * Prints "N passed, N failed" and exits non-zero on any failure.
  *
  *   check_result --expect-fail DRIVER [args...]    the driver must exit non-zero and
@@ -147,6 +148,18 @@ static void check_ds(const xr_file *f) {
     }
 }
 
+/* matched rows equal themselves; a P-format mismatch moves the gradients; cosines in range */
+static void check_mismatch(const xr_file *f) {
+    const xr_col *cs = col(f, "mismatch", "case"), *vm = col(f, "mismatch", "vs_matched_dq"),
+                 *cq = col(f, "mismatch", "cos_dq");
+    for (size_t r = 0; cs && vm && cq && r < cs->n; r++) {
+        check(cq->f[r] > 0.9 && cq->f[r] <= 1 + 1e-12, "mismatch %s: dQ cosine out of (0.9, 1]%s", cs->s[r], "");
+        if (!strcmp(cs->s[r], "matched")) check(vm->f[r] == 0, "mismatch: matched differs from itself%s%s", "", "");
+        if (!strcmp(cs->s[r], "p8-p16") || !strcmp(cs->s[r], "p16-p8"))
+            check(vm->f[r] > 1e-3, "mismatch %s: P in other formats left dQ unchanged%s", cs->s[r], "");
+    }
+}
+
 static void check_sched(const xr_file *f) {
     const xr_col *e = col(f, "makespan", "efficiency"), *m = col(f, "makespan", "makespan"),
                  *lb = col(f, "makespan", "lower_bound"), *bt = col(f, "build_time", "total_ms");
@@ -198,6 +211,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(exp, "accuracy")) check_accuracy(&f);
             else if (!strcmp(exp, "ds_underflow")) check_ds(&f);
             else if (!strcmp(exp, "sched_ablation")) check_sched(&f);
+            else if (!strcmp(exp, "mismatch")) check_mismatch(&f);
             xr_free(&f);
         }
     }
