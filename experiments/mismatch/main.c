@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (rbase.p_format != FLAMIA_FMT_E4M3) {
-        fprintf(stderr, "error: --base %s keeps P unquantized: its passes cannot disagree on P codes\n", base);
+        fprintf(stderr, "error: --base %s has no E4M3 P: the cases vary how E4M3 P codes are formed\n", base);
         return 2;
     }
 
