@@ -11,6 +11,8 @@
 #  4. the accuracy driver on the kernels at the paper's sizes (scale 1, 16 heads, plain
 #     randn), now that the FP64 ground truth is parallel and tiled (~40x faster on 16 cores
 #     than the single-threaded one that timed out after two workloads).
+# Ship: $OUT/accuracy_full_gpu.h5 -> data/measured/h200/ (pipelines/config.yaml accuracy_full_gpu,
+# paper_tables/accuracy_gpu_full*).
 # Usage (device, repo root): FLAMIA_GIT_COMMIT=<hash> bash dev/nineteenth_first.sh > $OUT/first.log 2>&1
 set -u
 OUT=${OUT:-/tmp/flamia-out}

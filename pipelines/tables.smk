@@ -92,6 +92,19 @@ rule table_accuracy_gpu:
         "{PY} {RENDER} accuracy_gpu --md {output.md} --tex {output.tex} --md2 {output.md2} --tex2 {output.tex2} "
         "--config {params.cfg:q} h5totsv={input.tool} cpu={input.cpu} {params.files}"
 
+TABLES += ["paper_tables/%s.%s" % (t, ext) for ext in ("md", "tex") for t in
+           ("accuracy_gpu_full", "accuracy_gpu_full_by_workload")]
+
+rule table_accuracy_gpu_full:
+    input: h5=gpu_files("accuracy_full_gpu"), tool=H5TOTSV, deps=RENDER_DEPS
+    output:
+        md="paper_tables/accuracy_gpu_full.md", tex="paper_tables/accuracy_gpu_full.tex",
+        md2="paper_tables/accuracy_gpu_full_by_workload.md", tex2="paper_tables/accuracy_gpu_full_by_workload.tex"
+    params: cfg=CONFIG_JSON, files=gpu_inputs(gpu="accuracy_full_gpu")
+    shell:
+        "{PY} {RENDER} accuracy_gpu --md {output.md} --tex {output.tex} --md2 {output.md2} --tex2 {output.tex2} "
+        "--config {params.cfg:q} h5totsv={input.tool} full=1 {params.files}"
+
 rule table_b_leak_gpu:
     input: h5=gpu_files("leak_probe_gpu", "leak_probe_outliers_gpu"), tool=H5TOTSV, deps=RENDER_DEPS
     output:
@@ -132,7 +145,7 @@ rule leak_probe:
     input: rules.table_b_leak.output, rules.table_b_leak_gpu.output, "figures/leak_probe.png", "figures/leak_probe.pdf"
 
 rule accuracy:
-    input: rules.table_accuracy.output, rules.table_accuracy_gpu.output, "figures/accuracy.png", "figures/accuracy.pdf"
+    input: rules.table_accuracy.output, rules.table_accuracy_gpu.output, rules.table_accuracy_gpu_full.output, "figures/accuracy.png", "figures/accuracy.pdf"
 
 rule ds_underflow:
     input: rules.table_ds_underflow.output, "figures/ds_underflow.png", "figures/ds_underflow.pdf"

@@ -230,9 +230,15 @@ def same_inputs(a, b):
 
 
 def accuracy_gpu(args, cfg, inputs):
+    """inputs: gpu= the kernels' run; cpu= the CPU reference's (shown when on the same inputs);
+    paper= the paper's setting; full=1 names the paper-size run (experiment accuracy_full_gpu)"""
+    full = inputs.get("full") == "1"
+    sizes = ", paper sizes" if full else ""
+    label = "tab:accuracy-gpu" + ("-full" if full else "")
     gpu = load(inputs, "gpu")
     if gpu is None:
-        needs_gpu(args, "Accuracy (sm90 kernels) - vs FP64", "accuracy_gpu", "tab:accuracy-gpu")
+        needs_gpu(args, "Accuracy (sm90 kernels%s) - vs FP64" % sizes,
+                  "accuracy_full_gpu" if full else "accuracy_gpu", label)
         return
     cpu = load(inputs, "cpu")
     if cpu is not None and not same_inputs(gpu, cpu):
@@ -273,8 +279,8 @@ def accuracy_gpu(args, cfg, inputs):
                      "512-token document, plain randn, d = 128). %s"
                      % (paper_run.meta.get("workloads", "?"), paper_run.provenance()))
     notes.append("Paper numbers: B200 kernels vs an FP32 reference on the paper's inputs.")
-    write_table(args.md, args.tex, "Accuracy (sm90 kernels) - vs FP64", caption, header, rows, notes,
-                "tab:accuracy-gpu")
+    write_table(args.md, args.tex, "Accuracy (sm90 kernels%s) - vs FP64" % sizes, caption, header, rows, notes,
+                label)
     if args.md2:
         t = gpu.table("accuracy")
         ct = cpu.table("accuracy") if cpu else []
@@ -291,8 +297,8 @@ def accuracy_gpu(args, cfg, inputs):
             rows.append(row)
         caption = ("Accuracy of our sm90 kernels per workload: O / dQ cosine vs FP64%s. %s"
                    % (", beside the CPU reference's on the same inputs" if cpu else "", gpu.provenance()))
-        write_table(args.md2, args.tex2, "Accuracy (sm90 kernels) per workload", caption, header, rows,
-                    label="tab:accuracy-gpu-wl")
+        write_table(args.md2, args.tex2, "Accuracy (sm90 kernels%s) per workload" % sizes, caption, header, rows,
+                    label=label + "-wl")
 
 
 # ---------------------------------------------------------------- dS underflow

@@ -82,6 +82,8 @@ check("Needs a GPU run" in md and not rows(md), "Table D exact cost without a me
 # nothing measured: a table that says so, and no numbers
 md, md2 = run("accuracy_gpu", "none")
 check("Needs a GPU run" in md and not rows(md) and "Needs a GPU run" in md2, "accuracy_gpu without a measurement")
+md, md2 = run("accuracy_gpu", "none-full", "full=1")
+check("paper sizes" in md and "accuracy_full_gpu" in md and not rows(md), "accuracy_gpu full=1 without a measurement")
 md, md2 = run("table_b_leak", "none-b")
 check("Needs a GPU run" in md and not rows(md), "Table B (kernels) without a measurement")
 sys.exit(1 if failures else 0)
