@@ -5,6 +5,7 @@ FIGURE_SOURCES = {  # figure -> experiment whose export it reads
     "leak_probe": "leak_probe",
     "accuracy": "accuracy",
     "ds_underflow": "ds_underflow",
+    "mismatch": "mismatch",
     "sched_ablation": "sched_ablation",
 }
 FIGURES += ["figures/%s.%s" % (f, ext) for f in FIGURE_SOURCES for ext in ("png", "pdf")]

@@ -151,7 +151,7 @@ rule ds_underflow:
     input: rules.table_ds_underflow.output, "figures/ds_underflow.png", "figures/ds_underflow.pdf"
 
 rule mismatch:
-    input: rules.table_mismatch.output
+    input: rules.table_mismatch.output, "figures/mismatch.png", "figures/mismatch.pdf"
 
 rule sched_ablation:
     input: rules.table_d_scheduler.output, "figures/sched_ablation.png", "figures/sched_ablation.pdf"

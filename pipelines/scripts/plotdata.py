@@ -3,7 +3,7 @@
 
     plotdata.py FIGURE EXPORT_DIR OUT.tsv --config JSON
 
-FIGURE: leak_probe, accuracy, ds_underflow, sched_ablation (figures/<FIGURE>.gp).
+FIGURE: leak_probe, accuracy, ds_underflow, mismatch, sched_ablation (figures/<FIGURE>.gp).
 Also writes OUT.tsv.caption (one line: hardware, date, commit) for the figure's footer.
 Standard library only."""
 import argparse
@@ -65,6 +65,24 @@ def ds(res, cfg):
     return head, rows
 
 
+def mismatch(res, cfg):
+    """per case: the dQ / dK change from the matched step, per workload (log axis: the matched
+    case itself and cases that move nothing are drawn at FLOOR)"""
+    t = res.table("mismatch")
+    cases = [c for c in uniq(x["case"] for x in t) if c != "matched"]
+    wls = uniq(x["workload"] for x in t)
+    head = ["case"] + wls + wls
+    rows = []
+    for c in cases:
+        row = [c]
+        for col in ("vs_matched_dq", "vs_matched_dk"):
+            for w in wls:
+                v = [x[col] for x in t if x["workload"] == w and x["case"] == c][0]
+                row.append(max(v, FLOOR))
+        rows.append(row)
+    return head, rows
+
+
 def sched(res, cfg):
     t = res.table("makespan")
     wls = uniq(x["workload"] for x in t)
@@ -84,14 +102,15 @@ def sched(res, cfg):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("figure", choices=["leak_probe", "accuracy", "ds_underflow", "sched_ablation"])
+    ap.add_argument("figure", choices=["leak_probe", "accuracy", "ds_underflow", "mismatch", "sched_ablation"])
     ap.add_argument("export_dir")
     ap.add_argument("out")
     ap.add_argument("--config", required=True)
     a = ap.parse_args()
     cfg = json.loads(a.config)
     res = Result(a.export_dir)
-    head, rows = {"leak_probe": leak, "accuracy": accuracy, "ds_underflow": ds, "sched_ablation": sched}[a.figure](res, cfg)
+    head, rows = {"leak_probe": leak, "accuracy": accuracy, "ds_underflow": ds, "mismatch": mismatch,
+                  "sched_ablation": sched}[a.figure](res, cfg)
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out, "w", encoding="utf-8") as f:
         f.write("\t".join(head) + "\n")
