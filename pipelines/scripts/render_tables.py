@@ -358,7 +358,9 @@ def mismatch(args, cfg, inputs):
                "dQ cosine of 0.945; the training runs are not reproduced here. %s"
                % (len(wls), ", ".join(wls), res.provenance()))
     notes = ["The reference has no 4-bit P, so the paper's 4-bit-forward / 8-bit-backward case is shown one step up "
-             "(p16-p8). 'tiles' moves nothing in documents of one 128-token tile, only in longer ones."]
+             "(p16-p8). 'tiles' moves nothing in documents of one 128-token tile, only in longer ones. The paper's "
+             "first case (D and dP from different dO representations) is no recipe knob here: every recipe forms D "
+             "from the same quantized dO that dP uses (docs/numerics.md 4)."]
     write_table(args.md, args.tex, "Consistency mismatches - one step", caption, header, rows, notes, "tab:mismatch")
 
 
