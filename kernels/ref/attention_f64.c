@@ -3,7 +3,8 @@
  *
  * Parallel over heads (forward: query heads; backward: kv heads, which own their dK, dV
  * and their group's dQ), and over key rows within a tile of kRows queries, so that a K / V
- * row and its dK / dV accumulators stay in cache while the tile's queries use them. Every
+ * row and its dK / dV accumulators stay in cache while the tile's queries use them; the
+ * tile's dot products by flamia_ref_tile_dots (tile_dots.c). Every
  * sum runs in the order of the plain per-query loop (scores, softmax and dQ over keys
  * ascending; O over keys ascending; dK, dV over query heads, then queries, ascending):
  * results do not depend on the thread count or on kRows. */
@@ -13,7 +14,7 @@
 
 #include "ref_internal.h"
 
-enum { kRows = 32, kMaxHeadDim = 128 }; /* queries per tile; head_dim is 64 or 128 (validate.c) */
+enum { kRows = FLAMIA_REF_DOT_ROWS }; /* queries per tile: the rows of one flamia_ref_tile_dots call */
 
 static flamia_status checks(const flamia_shape *s, const void *q, const void *k, const void *v) {
     flamia_clear_error();
@@ -51,36 +52,13 @@ static int row_end(const flamia_shape *s, const tile *t, int i) { return s->caus
 static void tile_probs(const f64_job *jb, const tile *t, double *p, double *dp, double *lse) {
     const flamia_shape *s = jb->s;
     const int D = s->head_dim, M = jb->maxlen, n = t->i1 - t->i0, jmax = row_end(s, t, t->i1 - 1);
-    /* the tile's Q (and dO) rows transposed, [d][row], so that one key row's dot products
-     * with all n queries run side by side (vectorized over the queries), each still summed
-     * over d ascending from 0 as dot64 sums: the same value, bit for bit */
-    double qT[kMaxHeadDim * kRows], gT[kMaxHeadDim * kRows], sacc[kRows], gacc[kRows];
-    for (int r = 0; r < n; r++) {
-        const size_t qrow = ((size_t)(t->d0 + t->i0 + r) * s->heads_q + t->hq) * D;
-        for (int d = 0; d < D; d++) {
-            qT[d * kRows + r] = jb->q[qrow + d];
-            if (dp) gT[d * kRows + r] = jb->dout[qrow + d];
-        }
-    }
-    /* key row outermost: K_j, V_j stay in cache for the tile */
-    for (int j = 0; j < jmax; j++) {
-        const size_t kv = ((size_t)(t->d0 + j) * s->heads_kv + t->hk) * D;
-        const float *kj = jb->k + kv, *vj = jb->v + kv;
-        for (int r = 0; r < n; r++) sacc[r] = gacc[r] = 0.0;
-        for (int d = 0; d < D; d++) {
-            const double kd = kj[d];
-            for (int r = 0; r < n; r++) sacc[r] += qT[d * kRows + r] * kd;
-        }
-        if (dp)
-            for (int d = 0; d < D; d++) {
-                const double vd = vj[d];
-                for (int r = 0; r < n; r++) gacc[r] += gT[d * kRows + r] * vd;
-            }
-        for (int r = (s->causal && j > t->i0) ? j - t->i0 : 0; r < n; r++) { /* rows that see key j */
-            p[(size_t)r * M + j] = jb->scale * sacc[r];
-            if (dp) dp[(size_t)r * M + j] = gacc[r];
-        }
-    }
+    /* scores and dO . V of the tile's rows, a key row at a time (tile_dots.c: the same bits
+     * as the per-row loops; entries past a causal row's last key are written and unused) */
+    flamia_ref_tile_dots(jb->q, s->heads_q, t->hq, jb->k, s->heads_kv, t->hk, D, t->d0, t->i0, n, jmax, jb->scale,
+                         NULL, p, M);
+    if (dp)
+        flamia_ref_tile_dots(jb->dout, s->heads_q, t->hq, jb->v, s->heads_kv, t->hk, D, t->d0, t->i0, n, jmax, 1.0,
+                             NULL, dp, M);
     for (int i = t->i0; i < t->i1; i++) {
         const int jend = row_end(s, t, i);
         double *pr = p + (size_t)(i - t->i0) * M;

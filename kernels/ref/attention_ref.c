@@ -123,32 +123,12 @@ static inline double dot(const float *a, const float *b, int D) {
     return acc;
 }
 
-enum { kDotRows = 32, kDotMaxD = 128 }; /* query rows per tile_dots call; head_dim 64 or 128 */
-
-/* dot() of n consecutive rows of a ([T][Ha][D], head ha, tokens d0 + i0 ...) with rows
- * d0 .. d0 + jmax - 1 of b ([T][Hb][D], head hb), rounded to FP32: out[r * ld + j]. The
- * rows' products run side by side (vectorized across the rows), each still summed over d
- * ascending from 0 as dot() sums: the same bits, several times faster than row by row. */
-static void tile_dots(const float *a, int Ha, int ha, const float *b, int Hb, int hb, int D, int d0, int i0, int n,
-                      int jmax, float *out, size_t ld) {
-    double aT[kDotMaxD * kDotRows], acc[kDotRows];
-    for (int r = 0; r < n; r++)
-        for (int d = 0; d < D; d++) aT[d * kDotRows + r] = a[((size_t)(d0 + i0 + r) * Ha + ha) * D + d];
-    for (int j = 0; j < jmax; j++) {
-        const float *bj = b + ((size_t)(d0 + j) * Hb + hb) * D;
-        for (int r = 0; r < n; r++) acc[r] = 0.0;
-        for (int d = 0; d < D; d++) {
-            const double bd = bj[d];
-            for (int r = 0; r < n; r++) acc[r] += aT[d * kDotRows + r] * bd;
-        }
-        for (int r = 0; r < n; r++) out[(size_t)r * ld + j] = (float)acc[r];
-    }
-}
+enum { kDotRows = FLAMIA_REF_DOT_ROWS }; /* query rows whose scores are computed together */
 
 /* Scores of the doc-local rows [i0, i0 + n) (n <= kDotRows) against keys [0, jmax):
  * s[r * ld + j] (FP32; entries past a causal row's last key are computed and unused). */
 static void tile_scores(const ref_ctx *x, int d0, int i0, int n, int jmax, int hq, float *s, size_t ld) {
-    tile_dots(x->qs, x->Hq, hq, x->ks, x->Hkv, hq / x->group, x->D, d0, i0, n, jmax, s, ld);
+    flamia_ref_tile_dots(x->qs, x->Hq, hq, x->ks, x->Hkv, hq / x->group, x->D, d0, i0, n, jmax, 1.0, s, NULL, ld);
 }
 
 /* The frames of one row with scores s[0, jend): frame[n] after visiting key tile n (tiles
@@ -304,7 +284,7 @@ static void ds_chunk(bwd_ws *w, int d0, int L, int hq, int i0, int i1) {
         if ((i - i0) % kDotRows == 0) { /* the next rows' scores and dO . V */
             const int n = i1 - i < kDotRows ? i1 - i : kDotRows, jmax = x->s->causal ? i + n : L;
             tile_scores(x, d0, i, n, jmax, hq, w->srow, ld);
-            tile_dots(x->dout, x->Hq, hq, x->v, x->Hkv, hk, D, d0, i, n, jmax, w->dprow, ld);
+            flamia_ref_tile_dots(x->dout, x->Hq, hq, x->v, x->Hkv, hk, D, d0, i, n, jmax, 1.0, w->dprow, NULL, ld);
         }
         const float *srow = w->srow + (size_t)((i - i0) % kDotRows) * ld;
         const float *dprow = w->dprow + (size_t)((i - i0) % kDotRows) * ld;

@@ -17,6 +17,14 @@ float flamia_ref_p_quantize(const flamia_recipe *r, float p);
 /* exp2 as the recipe evaluates it (exact, or the inference-only approximation). */
 float flamia_ref_exp2(const flamia_recipe *r, float u);
 
+/* Dot products of n <= FLAMIA_REF_DOT_ROWS consecutive rows of a ([T][Ha][D], head ha, tokens
+ * d0 + i0 ...) with rows d0 .. d0 + jmax - 1 of b ([T][Hb][D], head hb): scale x the FP64 sum
+ * over d ascending, into outf (rounded to FP32) or outd, [r * ld + j]. The same bits as a
+ * row-by-row loop (tile_dots.c). */
+enum { FLAMIA_REF_DOT_ROWS = 32 };
+void flamia_ref_tile_dots(const float *a, int Ha, int ha, const float *b, int Hb, int hb, int D, int d0, int i0,
+                          int n, int jmax, double scale, float *outf, double *outd, size_t ld);
+
 /* Deterministic parallel-for: fn(ctx, task, worker) for task in [0, ntasks); task t
  * runs on worker t % nworkers. nworkers from flamia_ref_threads (<= 64). */
 typedef void (*flamia_task_fn)(void *ctx, int task, int worker);
