@@ -55,23 +55,9 @@ int main(int argc, char **argv) {
     if (!o.recipes && !strcmp(o.backend, "cuda")) o.recipes = "bf16,mxfp8,mxfp8-exact"; /* the GPU's recipes */
 
     int nw, nr;
-    char **wl = xp_split_list(o.workloads, &nw);
-    char **rl;
-    if (o.recipes) rl = xp_split_list(o.recipes, &nr);
-    else {
-        nr = 0;
-        for (const char *const *p = flamia_recipe_preset_names(); *p; p++) nr++;
-        rl = xp_xmalloc(sizeof(char *) * (size_t)(nr + 1));
-        for (int i = 0; i < nr; i++) rl[i] = strdup(flamia_recipe_preset_names()[i]);
-        rl[nr] = NULL;
-    }
-    xp_workload *ws = xp_xmalloc(sizeof(xp_workload) * (size_t)(nw ? nw : 1));
-    char err[256];
-    for (int i = 0; i < nw; i++)
-        if (xp_workload_make(wl[i], o.scale, o.heads, &ws[i], err, sizeof err)) {
-            fprintf(stderr, "error: %s\n", err);
-            return 2;
-        }
+    char **rl = xp_recipe_names(o.recipes, &nr);
+    xp_workload *ws = xp_workloads_make(&o, &nw);
+    if (!ws) return 2;
 
     xp_table *t = xp_table_new("accuracy", "recipe outputs vs FP64 textbook attention");
     xp_table_col(t, "workload", XP_STR, "", "workload");
@@ -191,9 +177,7 @@ int main(int argc, char **argv) {
     int rc = xp_out_commit(f);
     xp_table_free(t);
     xp_table_free(s);
-    for (int i = 0; i < nw; i++) xp_workload_free(&ws[i]);
-    free(ws);
-    xp_strv_free(wl);
+    xp_workloads_free(ws, nw);
     xp_strv_free(rl);
     return rc ? 1 : 0;
 }

@@ -141,6 +141,17 @@ void xp_strv_free(char **v) {
     free(v);
 }
 
+char **xp_recipe_names(const char *recipes, int *n) {
+    if (recipes) return xp_split_list(recipes, n);
+    int k = 0;
+    for (const char *const *p = flamia_recipe_preset_names(); *p; p++) k++;
+    char **v = xp_xmalloc(sizeof(char *) * (size_t)(k + 1));
+    for (int i = 0; i < k; i++) v[i] = strdup(flamia_recipe_preset_names()[i]);
+    v[k] = NULL;
+    *n = k;
+    return v;
+}
+
 xp_opts xp_opts_default(const char *experiment) {
     xp_opts o;
     memset(&o, 0, sizeof o);

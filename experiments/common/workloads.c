@@ -165,6 +165,26 @@ void xp_workload_free(xp_workload *w) {
     w->cu_seqlens = NULL;
 }
 
+xp_workload *xp_workloads_make(const xp_opts *o, int *n) {
+    char **names = xp_split_list(o->workloads, n);
+    xp_workload *ws = xp_xmalloc(sizeof(xp_workload) * (size_t)(*n ? *n : 1));
+    char err[256];
+    for (int i = 0; i < *n; i++)
+        if (xp_workload_make(names[i], o->scale, o->heads, &ws[i], err, sizeof err)) {
+            fprintf(stderr, "error: %s\n", err);
+            xp_workloads_free(ws, i);
+            ws = NULL;
+            break;
+        }
+    xp_strv_free(names);
+    return ws;
+}
+
+void xp_workloads_free(xp_workload *ws, int n) {
+    for (int i = 0; i < n; i++) xp_workload_free(&ws[i]);
+    free(ws);
+}
+
 flamia_shape xp_workload_shape(const xp_workload *w) {
     flamia_shape s;
     memset(&s, 0, sizeof s);

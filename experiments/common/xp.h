@@ -100,6 +100,8 @@ int xp_parse_int(const char *what, const char *s, long lo, long hi, int *out);
 /* Splits a comma list into a NULL-terminated array of strings (free with xp_strv_free). */
 char **xp_split_list(const char *s, int *n);
 void xp_strv_free(char **v);
+/* The recipe list of --recipes, or every preset when it is NULL (free with xp_strv_free). */
+char **xp_recipe_names(const char *recipes, int *n);
 
 /* ------------------------------------------------------------- workloads */
 typedef struct {
@@ -125,6 +127,11 @@ const xp_catalogue_entry *xp_catalogue(int *n);
 int xp_workload_make(const char *name_or_spec, double scale, int heads, xp_workload *w, char *err,
                      size_t errlen);
 void xp_workload_free(xp_workload *w);
+/* Every workload of the comma list o->workloads at o->scale and o->heads: an array of *n (at
+ * least one element allocated), or NULL after printing "error: <why>" (a driver then exits 2).
+ * Free with xp_workloads_free. */
+xp_workload *xp_workloads_make(const xp_opts *o, int *n);
+void xp_workloads_free(xp_workload *ws, int n);
 flamia_shape xp_workload_shape(const xp_workload *w);
 /* sum over documents of len*(len+1)/2 : causal (query, key) pairs per head */
 double xp_workload_causal_pairs(const xp_workload *w);

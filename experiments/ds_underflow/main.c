@@ -110,14 +110,8 @@ int main(int argc, char **argv) {
     xp_strv_free(fl);
 
     int nw;
-    char **wl = xp_split_list(o.workloads, &nw);
-    xp_workload *ws = xp_xmalloc(sizeof(xp_workload) * (size_t)(nw ? nw : 1));
-    char err[256];
-    for (int i = 0; i < nw; i++)
-        if (xp_workload_make(wl[i], o.scale, o.heads, &ws[i], err, sizeof err)) {
-            fprintf(stderr, "error: %s\n", err);
-            return 2;
-        }
+    xp_workload *ws = xp_workloads_make(&o, &nw);
+    if (!ws) return 2;
 
     xp_table *t = xp_table_new("ds_rules", "dS flush-to-zero rate and error per dS scale rule");
     xp_table_col(t, "workload", XP_STR, "", "workload");
@@ -181,8 +175,6 @@ int main(int argc, char **argv) {
     xp_out_table(f, t);
     int rc = xp_out_commit(f);
     xp_table_free(t);
-    for (int i = 0; i < nw; i++) xp_workload_free(&ws[i]);
-    free(ws);
-    xp_strv_free(wl);
+    xp_workloads_free(ws, nw);
     return rc ? 1 : 0;
 }

@@ -354,20 +354,15 @@ int main(int argc, char **argv) {
     const int want_bwd = (passes & (P_BWD | P_TRAIN)) != 0;
 
     int nw, nr;
-    char **wl = xp_split_list(o.workloads, &nw);
     char **rl = xp_split_list(o.recipes, &nr);
     if (nr > 16) {
         fprintf(stderr, "error: at most 16 recipes per run\n");
         return 2;
     }
-    xp_workload *ws = xp_xmalloc(sizeof(xp_workload) * (size_t)(nw ? nw : 1));
-    char err[256];
+    xp_workload *ws = xp_workloads_make(&o, &nw);
+    if (!ws) return 2;
     size_t maxq = 0, maxk = 0;
     for (int i = 0; i < nw; i++) {
-        if (xp_workload_make(wl[i], o.scale, o.heads, &ws[i], err, sizeof err)) {
-            fprintf(stderr, "error: %s\n", err);
-            return 2;
-        }
         size_t nq = (size_t)ws[i].total_tokens * ws[i].heads_q * ws[i].head_dim;
         size_t nk = (size_t)ws[i].total_tokens * ws[i].heads_kv * ws[i].head_dim;
         if (nq > maxq) maxq = nq;

@@ -157,15 +157,7 @@ int main(int argc, char **argv) {
 
     int nw, nr, nk = 0;
     char **wl = xp_split_list(o.workloads, &nw);
-    char **rl;
-    if (o.recipes) rl = xp_split_list(o.recipes, &nr);
-    else {
-        nr = 0;
-        for (const char *const *p = flamia_recipe_preset_names(); *p; p++) nr++;
-        rl = xp_xmalloc(sizeof(char *) * (size_t)(nr + 1));
-        for (int i = 0; i < nr; i++) rl[i] = strdup(flamia_recipe_preset_names()[i]);
-        rl[nr] = NULL;
-    }
+    char **rl = xp_recipe_names(o.recipes, &nr);
     for (int k = 0; k < NKINDS; k++) nk += kind_on[k];
     xp_workload *ws = xp_xmalloc(sizeof(xp_workload) * (size_t)nw);
     char err[256];

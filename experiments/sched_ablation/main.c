@@ -207,14 +207,9 @@ int main(int argc, char **argv) {
     if (xp_opts_finish(&o)) return 2;
 
     int nw;
-    char **wl = xp_split_list(o.workloads, &nw);
-    xp_workload *ws = xp_xmalloc(sizeof(xp_workload) * (size_t)(nw ? nw : 1));
+    xp_workload *ws = xp_workloads_make(&o, &nw);
+    if (!ws) return 2;
     char err[256];
-    for (int i = 0; i < nw; i++)
-        if (xp_workload_make(wl[i], o.scale, o.heads, &ws[i], err, sizeof err)) {
-            fprintf(stderr, "error: %s\n", err);
-            return 2;
-        }
 
     xp_table *mk = xp_table_new("makespan", "simulated makespan per workload, pass, order and claiming policy");
     xp_table_col(mk, "workload", XP_STR, "", "workload name");
@@ -347,8 +342,6 @@ int main(int argc, char **argv) {
     xp_table_free(mk);
     xp_table_free(sm);
     xp_table_free(bt);
-    for (int i = 0; i < nw; i++) xp_workload_free(&ws[i]);
-    free(ws);
-    xp_strv_free(wl);
+    xp_workloads_free(ws, nw);
     return rc ? 1 : 0;
 }
