@@ -79,19 +79,22 @@ def write_table(md_path, tex_path, title, caption, header, rows, notes=(), label
 _EXPORTS = []  # temporary export folders of HDF5 inputs, removed at exit
 
 
+def export_h5(tool, h5):
+    """the Result of an HDF5 file, exported by the h5totsv tool into a temporary folder"""
+    d = tempfile.TemporaryDirectory()
+    _EXPORTS.append(d)
+    out = os.path.join(d.name, "x")
+    subprocess.run([tool, h5, out], check=True)
+    return Result(out)
+
+
 def load(inputs, name):
     """the Result of input NAME: a TSV export folder, or an HDF5 file exported here with the
     h5totsv tool given as h5totsv=PATH (the GPU measurements in data/measured/); None if absent"""
     path = inputs.get(name)
     if not path:
         return None
-    if path.endswith(".h5"):
-        d = tempfile.TemporaryDirectory()
-        _EXPORTS.append(d)
-        out = os.path.join(d.name, "x")
-        subprocess.run([inputs["h5totsv"], path, out], check=True)
-        return Result(out)
-    return Result(path)
+    return export_h5(inputs["h5totsv"], path) if path.endswith(".h5") else Result(path)
 
 
 def needs_gpu(args, title, what, label):
@@ -409,15 +412,12 @@ def load_timings(files, tool):
     files without a timings table (as (path, Result, {table: rows}))"""
     timings, provs, generic = [], [], []
     for h5 in files:
-        with tempfile.TemporaryDirectory() as d:
-            out = os.path.join(d, "x")
-            subprocess.run([tool, h5, out], check=True)
-            res = Result(out)
-            provs.append("%s: %s" % (os.path.relpath(h5), res.provenance(inputs=False)))
-            if res.has_table("timings"):
-                timings += res.table("timings")
-            else:
-                generic.append((h5, res, {t: res.table(t) for t in res.tables()}))
+        res = export_h5(tool, h5)
+        provs.append("%s: %s" % (os.path.relpath(h5), res.provenance(inputs=False)))
+        if res.has_table("timings"):
+            timings += res.table("timings")
+        else:
+            generic.append((h5, res, {t: res.table(t) for t in res.tables()}))
     return timings, provs, generic
 
 
