@@ -55,17 +55,6 @@ static const mcase kCases[] = {
 };
 enum { NCASES = sizeof kCases / sizeof kCases[0] };
 
-/* ||a - b|| / ||b|| over n floats */
-static double rel_l2_ff(const float *a, const float *b, size_t n) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        const double d = (double)a[i] - b[i];
-        num += d * d;
-        den += (double)b[i] * b[i];
-    }
-    return den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
-}
-
 static double norm_ratio(const float *a, const double *b, size_t n) {
     double na = 0, nb = 0;
     for (size_t i = 0; i < n; i++) na += (double)a[i] * a[i], nb += b[i] * b[i];
@@ -197,7 +186,7 @@ int main(int argc, char **argv) {
                 snprintf(name, sizeof name, "rel_l2_%s", g3[q]);
                 xp_set_f(t, name, xp_rel_l2_f64(a[q], b[q], 0, w->total_tokens, H[q], w->head_dim));
                 snprintf(name, sizeof name, "vs_matched_%s", g3[q]);
-                xp_set_f(t, name, rel_l2_ff(a[q], am[q], q ? r.nkv : r.nq));
+                xp_set_f(t, name, xp_rel_fro_change(a[q], am[q], 0, w->total_tokens, H[q], w->head_dim));
             }
             xp_set_f(t, "norm_ratio_dq", norm_ratio(r.dq, g.dq, r.nq));
             xp_set_f(t, "cos_o", xp_cosine_f64(r.o, g.o, 0, w->total_tokens, w->heads_q, w->head_dim));
