@@ -31,15 +31,19 @@ template <int N> __device__ __forceinline__ void hadamard_lane_stage(float (&v)[
     }
 }
 
-/* Deterministic dQ: the CTAs that add into one query block take turns in key-tile order
- * (turn = their key tile index: for a causal query tile m the contributors are tiles
- * 0..m, otherwise all tiles, and every contributor adds exactly once per head), so each
- * dQ element is the same FP32 sum ((0 + c0) + c1) + ... on every run. No deadlock: a
- * CTA only waits for CTAs of a smaller key tile of the same (document, kv head), which
- * have smaller linear block indices in both grids (simt: key tile = z; FP8: the tile
- * slots of sm90_tiles.cuh, key tile fastest in x), so the hardware dispatched them
- * before it (block order), and which wait only on smaller tiles themselves. Costs a wavefront: tile n's CTA starts
- * adding into query tile m only after tile n-1's CTA has. */
+/* Deterministic dQ: the CTAs that add into one query block take turns in a fixed order,
+ * the key tiles (simt: key blocks) from the last contributor down to tile 0 (for a causal
+ * query tile m the contributors are tiles m..0, otherwise all tiles; every contributor adds
+ * exactly once per head, `mine` is its place in that order), so each dQ element is the
+ * same FP32 sum ((0 + c_last) + ...) + c_0 on every run. Descending because a CTA reaches
+ * its query tiles in ascending order from its diagonal: tile n meets query tile m after
+ * m - n steps, tile n + 1 after m - n - 1, so in step with the grid each add finds its turn
+ * already come (the ascending order made tile n wait on tile n - 1 at every query tile:
+ * a wavefront, +74..+120 % on the backward at d6e2faf). No deadlock: a CTA waits only for
+ * CTAs of a larger key tile of the same (document, kv head), and in the deterministic
+ * kernels those have smaller linear block indices (FP8: a document's slots run its key
+ * tiles last to first; simt: key block = gridDim.z - 1 - z), so the hardware dispatched
+ * them before it, and they wait only on larger tiles themselves. */
 __device__ __forceinline__ void dq_turn_wait(const int *turn, int mine) {
     if (threadIdx.x == 0) {
         int v;

@@ -189,7 +189,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
      * two documents' Q / dO tiles and dq_acc rows in L2. */
     const DocTile dt = doc_tile_of(p.cu, p.num_docs, (int)(blockIdx.x / p.Hkv));
     if (dt.doc < 0) return;
-    const int doc = dt.doc, n = dt.tile, hk = (int)(blockIdx.x % p.Hkv);
+    /* deterministic dQ: a document's last key tile first (dq_turn_wait's order) */
+    const int doc = dt.doc, n = DET ? dt.ntiles - 1 - dt.tile : dt.tile, hk = (int)(blockIdx.x % p.Hkv);
     const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
     const int k0 = n * 128; /* doc-local first key of the tile */
     const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
@@ -669,7 +670,9 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 continue;
             }
             int *turn = DET ? p.dq_turn + (size_t)(ds + qsub) * p.Hq + h : nullptr;
-            if (DET) dq_turn_wait(turn, n);
+            /* my place among query tile m's contributors, key tiles last .. 0 */
+            const int rank = (p.causal ? q0 / 128 : nqt - 1) - n;
+            if (DET) dq_turn_wait(turn, rank);
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
                 const int ql = wq * 16 + g + 8 * hh;
@@ -681,7 +684,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                     atomicAdd(reinterpret_cast<float2 *>(dst + 8 * j),
                               make_float2(dqacc[4 * j + 2 * hh], dqacc[4 * j + 2 * hh + 1]));
             }
-            if (DET) dq_turn_pass(turn, n);
+            if (DET) dq_turn_pass(turn, rank);
         }
     }
 

@@ -31,7 +31,8 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
     float *sK = sm, *sV = sK + 32 * LD, *sQ = sV + 32 * LD, *sDO = sQ + 32 * LD;
     float *sP = sDO + 32 * LD, *sS = sP + 32 * 33;
     float *sM = sS + 32 * 33, *sN = sM + 32, *sDl = sN + 32, *sRA = sDl + 32;
-    const int doc = blockIdx.x, hk = blockIdx.y, kbk = blockIdx.z;
+    /* deterministic dQ: the last key blocks first (dq_turn_wait's order) */
+    const int doc = blockIdx.x, hk = blockIdx.y, kbk = DET ? (int)(gridDim.z - 1 - blockIdx.z) : (int)blockIdx.z;
     const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
     if (kbk * 32 >= len) return;
     const int tid = threadIdx.x;
@@ -147,7 +148,8 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
             }
             /* dQ for row ai = aj */
             int *turn = DET ? p.dq_turn + (size_t)(ds + i0) * p.Hq + h : nullptr;
-            if (DET) dq_turn_wait(turn, kbk);
+            const int rank = (p.causal ? qb : nqb - 1) - kbk; /* among qb's contributors, last .. 0 */
+            if (DET) dq_turn_wait(turn, rank);
             {
                 const int ii = aj, i = i0 + ii;
                 float acc[16];
@@ -165,7 +167,7 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
                         atomicAdd(reinterpret_cast<float2 *>(dst + x), make_float2(acc[x] * p.scale, acc[x + 1] * p.scale));
                 }
             }
-            if (DET) dq_turn_pass(turn, kbk);
+            if (DET) dq_turn_pass(turn, rank);
         }
     }
     const int j = j0 + aj;

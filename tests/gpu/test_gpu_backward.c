@@ -181,12 +181,15 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
 
 /* Deterministic dQ (flamia_cuda_set_deterministic): two backward calls on the same
  * workspace give bit-identical dQ, dK, dV, and the deterministic dQ equals the default
- * (atomic) one up to FP32 summation order (rel. L2 <= 2^-8: a BF16 step). Documents of
- * 600-1000 tokens, so 5-8 key tiles add into the later query tiles. */
-static void deterministic_case(const char *preset, rng_t *r) {
-    const int lens[] = {1000, 37, 600, 1, 777};
-    const int ndocs = 5, Hq = 4, Hkv = 2, D = 128;
-    int32_t cu[6];
+ * (atomic) one up to FP32 summation order (rel. L2 <= 2^-8: a BF16 step). The layouts:
+ * documents of 600-1000 tokens, so 5-8 key tiles add into the later query tiles, causal
+ * and not; and one document of 20,000 tokens with 2 kv heads, 314 CTAs of 128 key tiles,
+ * more than an H200 holds at once (132), whose CTAs wait on CTAs of the same document: it
+ * hangs unless those were dispatched first (backward_common.cuh, dq_turn_wait). */
+enum { DET_MAX_DOCS = 8 };
+static void deterministic_case(const char *preset, const int *lens, int ndocs, int causal, rng_t *r) {
+    const int Hq = 4, Hkv = 2, D = 128;
+    int32_t cu[DET_MAX_DOCS + 1];
     cu_from_lens(lens, ndocs, cu);
     const int T = cu[ndocs];
     flamia_recipe rec;
@@ -199,7 +202,7 @@ static void deterministic_case(const char *preset, rng_t *r) {
     fill_bf16(r, scratch, bv, nk, 1.0);
     fill_bf16(r, scratch, bg, nq, 1e-2);
     int32_t *dcu = dupload(cu, sizeof cu);
-    flamia_shape ds = {T, ndocs, dcu, Hq, Hkv, D, 1, 0.0f, max_len(cu, ndocs)};
+    flamia_shape ds = {T, ndocs, dcu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
     size_t wsb = 0;
     FL(flamia_cuda_workspace_size(&rec, &ds, &wsb));
     void *ws = dmalloc(wsb), *dq_in = dupload(bq, nq * 2), *dk_in = dupload(bk, nk * 2), *dv_in = dupload(bv, nk * 2);
@@ -227,9 +230,9 @@ static void deterministic_case(const char *preset, rng_t *r) {
     const int same = !memcmp(res[0], res[1], bytes);
     const bf16_diff dqd = bf16_compare((const uint16_t *)res[0], (const uint16_t *)res[2], nq);
     const int kv_same = !memcmp(res[0] + nq * 2, res[2] + nq * 2, 2 * nk * 2);
-    printf("deterministic dQ %-11s T=%d: two runs %s; vs the default (atomic) dQ: %ld of %zu elements differ, "
+    printf("deterministic dQ %-11s T=%d%s: two runs %s; vs the default (atomic) dQ: %ld of %zu elements differ, "
            "rel. L2 %.1e; dK, dV %s\n",
-           preset, T, same ? "bit-identical" : "DIFFER", dqd.differ, nq, dqd.rel, kv_same ? "bit-identical" : "DIFFER");
+           preset, T, causal ? "" : " non-causal", same ? "bit-identical" : "DIFFER", dqd.differ, nq, dqd.rel, kv_same ? "bit-identical" : "DIFFER");
     EXPECT(same, "%s: deterministic backward: two runs differ", preset);
     EXPECT(dqd.nonfinite == 0, "%s: deterministic backward: %ld dQ elements unwritten or non-finite", preset,
            dqd.nonfinite);
@@ -275,9 +278,13 @@ int main(void) {
     cu_from_lens(lens, n, cu);
     run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, &r);
     run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, &r);
-    deterministic_case("mxfp8", &r);
-    deterministic_case("mxfp8-exact", &r);
-    deterministic_case("bf16", &r);
+    const int det_lens[] = {1000, 37, 600, 1, 777}, det_long[] = {20000, 1, 300};
+    for (int pi = 0; pi < 3; pi++) {
+        deterministic_case(presets[pi], det_lens, 5, 1, &r);
+        deterministic_case(presets[pi], det_lens, 5, 0, &r);
+    }
+    deterministic_case("mxfp8", det_long, 3, 1, &r);
+    deterministic_case("bf16", det_long, 3, 1, &r);
     if (failures) {
         fprintf(stderr, "test_gpu_backward: %d failures\n", failures);
         return 1;
