@@ -41,6 +41,21 @@ rule table_d_exact_cost:
         "{PY} {RENDER} table_d_gpu --md {output.md} --tex {output.tex} --config {params.cfg:q} "
         "h5totsv={input.tool} {params.files}"
 
+# Table D's deterministic-dQ row, from the latency driver's --deterministic runs (their own
+# files: the default and deterministic backward of one command, not part of Table A)
+DETERMINISTIC = sorted(glob.glob(config["measured_dir"] + "/*/deterministic*.h5"))
+TABLES += ["paper_tables/table_d_deterministic_cost.%s" % ext for ext in ("md", "tex")]
+
+rule table_d_deterministic_cost:
+    input: det=DETERMINISTIC, tool=H5TOTSV, deps=RENDER_DEPS
+    output: md="paper_tables/table_d_deterministic_cost.md", tex="paper_tables/table_d_deterministic_cost.tex"
+    params:
+        cfg=CONFIG_JSON,
+        files=" ".join("det_%03d=%s" % (i, f) for i, f in enumerate(DETERMINISTIC))
+    shell:
+        "{PY} {RENDER} table_d_det --md {output.md} --tex {output.tex} --config {params.cfg:q} "
+        "h5totsv={input.tool} {params.files}"
+
 rule table_b_leak:
     input: leak=tsv("leak_probe"), outl=tsv("leak_probe_outliers"), deps=RENDER_DEPS
     output:

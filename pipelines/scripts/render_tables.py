@@ -4,7 +4,7 @@
     render_tables.py TABLE --md OUT.md --tex OUT.tex --config JSON [inputs...]
 
 TABLE is one of table_a_latency, table_b_leak, accuracy, accuracy_gpu, ds_underflow,
-table_d_scheduler, table_d_gpu, mismatch. Inputs are TSV export directories (h5totsv) given as NAME=DIR, or HDF5
+table_d_scheduler, table_d_gpu, table_d_det, mismatch. Inputs are TSV export directories (h5totsv) given as NAME=DIR, or HDF5
 files given as NAME=FILE.h5 with h5totsv=PATH (the GPU measurements in data/measured/). Every table carries a
 caption stating the hardware, date and commit its numbers came from. Tables that need a
 GPU and have no measurement say so; no number is ever made up.
@@ -281,6 +281,12 @@ def accuracy_gpu(args, cfg, inputs):
         notes.append("Paper's setting column: workload %s, the setting of PAPER.md's accuracy numbers (one "
                      "512-token document, plain randn, d = 128). %s"
                      % (paper_run.meta.get("workloads", "?"), paper_run.provenance()))
+    if full:
+        missing = [w for w in cfg.get("workloads", []) if w not in gpu.meta.get("workloads", "").split(",")]
+        if missing:
+            notes.append("Not measured at full size: %s (their FP64 reference alone takes minutes on 16 cores: "
+                         "16x4096 107 s, logu-64k over 220 s); the 1/16-length table has every workload."
+                         % ", ".join(missing))
     notes.append("Paper numbers: B200 kernels vs an FP32 reference on the paper's inputs.")
     write_table(args.md, args.tex, "Accuracy (sm90 kernels%s) - vs FP64" % sizes, caption, header, rows, notes,
                 label)
@@ -453,9 +459,40 @@ def table_d_gpu(args, cfg, inputs):
                "training call, median latency from the same measurement as Table A (cost = exact / mxfp8 - 1). "
                "Paper (Table D, B200): the exact option costs 8-11%% in the backward. Sources: %s"
                % " | ".join(provs))
-    notes = ["Deterministic dQ (paper: +5-12% MHA, +20-34% GQA) is not in this measurement: docs/perf-notes.md "
-             "'Deterministic dQ' has its separate timing."]
+    notes = ["Deterministic dQ (paper: +5-12% MHA, +20-34% GQA) is not in this measurement: "
+             "paper_tables/table_d_deterministic_cost has its own."]
     write_table(args.md, args.tex, title, caption, header, rows, notes, "tab:exact-cost")
+
+
+def table_d_det(args, cfg, inputs):
+    """Table D's deterministic-dQ row on our kernels: the backward alone, default (atomic dQ) against
+    deterministic (flamia-RECIPE-det, latency --deterministic), from files of one command"""
+    files = [v for k, v in sorted(inputs.items()) if k.startswith("det_")]
+    title = "Table D (sm90 kernels) - deterministic dQ's cost"
+    timings, provs, _ = load_timings(files, inputs.get("h5totsv")) if files else ([], [], [])
+
+    def ms(w, system):
+        m = [r for r in timings if r["workload"] == w and r["system"] == system and r["pass"] == "bwd"]
+        return m[0]["ms"] if m and isinstance(m[0]["ms"], float) and not math.isnan(m[0]["ms"]) else None
+
+    recipes = [r for r in cfg["recipes"] if any(t["system"] == "flamia-%s-det" % r for t in timings)]
+    rows = []
+    for w in uniq(r["workload"] for r in timings):
+        for rec in recipes:
+            a, b = ms(w, "flamia-" + rec), ms(w, "flamia-%s-det" % rec)
+            if a and b:
+                rows.append([w, rec, "%.3f" % a, "%.3f" % b, "%+.1f%%" % (100.0 * (b / a - 1))])
+    if not rows:
+        needs_gpu(args, title, "latency --deterministic (data/measured/<gpu>/deterministic*.h5)", "tab:det-cost")
+        return
+    header = ["workload", "recipe", "bwd default (ms)", "bwd deterministic (ms)", "cost"]
+    caption = ("The backward alone with dQ summed in a fixed order (flamia_cuda_set_deterministic: the key tiles "
+               "that add into a query tile take turns, docs/cuda-api.md) against the default (FP32 atomic "
+               "reduce-adds in whatever order the CTAs finish); median latency, both from one command "
+               "(experiments/latency --passes bwd, with and without --deterministic). Paper (Table D, B200): "
+               "+5-12%% with MHA, +20-34%% with GQA. Sources: %s" % " | ".join(provs))
+    notes = ["gqa-16x1024 has 4 query heads per kv head; the other workloads are MHA."]
+    write_table(args.md, args.tex, title, caption, header, rows, notes, "tab:det-cost")
 
 
 def table_a(args, cfg, inputs):
@@ -552,7 +589,8 @@ def table_a(args, cfg, inputs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("table", choices=["table_a_latency", "table_b_leak", "accuracy", "accuracy_gpu",
-                                      "ds_underflow", "table_d_scheduler", "table_d_gpu", "mismatch"])
+                                      "ds_underflow", "table_d_scheduler", "table_d_gpu", "table_d_det",
+                                      "mismatch"])
     ap.add_argument("--md", required=True)
     ap.add_argument("--tex", required=True)
     ap.add_argument("--md2", help="second table (Table B2, accuracy per workload)")
@@ -566,7 +604,7 @@ def main():
         k, _, v = a.partition("=")
         inputs[k] = v
     {"table_a_latency": table_a, "table_b_leak": table_b, "accuracy": accuracy, "accuracy_gpu": accuracy_gpu,
-     "ds_underflow": ds_underflow, "table_d_scheduler": table_d, "table_d_gpu": table_d_gpu,
+     "ds_underflow": ds_underflow, "table_d_scheduler": table_d, "table_d_gpu": table_d_gpu, "table_d_det": table_d_det,
      "mismatch": mismatch}[args.table](
          args, cfg, inputs)
 

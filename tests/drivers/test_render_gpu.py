@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_render_gpu.py - the GPU tables of the pipeline (accuracy_gpu, Table B on the kernels,
-Table D's exact-option cost):
+Table D's exact-option and deterministic-dQ costs):
 rendered from the HDF5 measurements shipped in data/measured/<gpu>/ through h5totsv, a CPU run
 on other inputs left out of the comparison, and a missing measurement rendered as "needs a GPU
 run" with no numbers.
@@ -78,6 +78,17 @@ if lat:
           any(c != "-" for c in costs), "Table D exact cost: costs are percentages")
 md, _ = run("table_d_gpu", "exact-none", md2=False)
 check("Needs a GPU run" in md and not rows(md), "Table D exact cost without a measurement")
+
+det = sorted(glob.glob(os.path.join(root, "data", "measured", "*", "deterministic*.h5")))
+if det:
+    md, _ = run("table_d_det", "det", *["det_%03d=%s" % (i, f) for i, f in enumerate(det)], md2=False)
+    r = rows(md)
+    check(len(r) >= 1 and all(len(cells(x)) == 5 for x in r), "Table D deterministic cost: workload, recipe, 2 times, cost")
+    check(all(float(cells(x)[3]) > 0 and float(cells(x)[2]) > 0 and cells(x)[4].endswith("%") for x in r),
+          "Table D deterministic cost: both times measured, cost a percentage")
+    check("NVIDIA" in md and "commit" in md, "Table D deterministic cost: caption names the GPU and the commit")
+md, _ = run("table_d_det", "det-none", md2=False)
+check("Needs a GPU run" in md and not rows(md), "Table D deterministic cost without a measurement")
 
 # nothing measured: a table that says so, and no numbers
 md, md2 = run("accuracy_gpu", "none")
