@@ -1,8 +1,10 @@
 /* attention_f64.c - FP64 textbook attention, no quantization: the ground truth
  * every recipe is measured against. Same packed/causal/GQA semantics.
  *
- * Parallel over heads (forward: query heads; backward: kv heads, which own their dK, dV
- * and their group's dQ), and over key rows within a tile of kRows queries, so that a K / V
+ * Parallel over (document, head) pairs, document-major (forward: query heads; backward: kv
+ * heads, which own their dK, dV and their group's dQ; with 16 heads on 16 workers each
+ * worker still has one head, with GQA's 4 kv heads 16 workers are busy instead of 4), and
+ * over key rows within a tile of kRows queries, so that a K / V
  * row and its dK / dV accumulators stay in cache while the tile's queries use them; the
  * tile's dot products by flamia_ref_tile_dots (tile_dots.c). Every
  * sum runs in the order of the plain per-query loop (scores, softmax and dQ over keys
@@ -77,14 +79,14 @@ static void tile_probs(const f64_job *jb, const tile *t, double *p, double *dp, 
     }
 }
 
-/* query head `hq`: its O rows and lse of every document */
-static void fwd64_task(void *ctx, int hq, int worker) {
+/* task = doc x heads_q + hq: query head hq's O rows and lse in document doc */
+static void fwd64_task(void *ctx, int task, int worker) {
     const f64_job *jb = ctx;
     const flamia_shape *s = jb->s;
-    const int D = s->head_dim, M = jb->maxlen;
+    const int D = s->head_dim, M = jb->maxlen, hq = task % s->heads_q;
     double *p = jb->scratch + (size_t)worker * 2 * kRows * M, lse[kRows];
-    for (int doc = 0; doc < s->num_docs; doc++) {
-        const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
+    {
+        const int doc = task / s->heads_q, d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
         for (int i0 = 0; i0 < L; i0 += kRows) {
             const tile t = {d0, L, i0, i0 + kRows < L ? i0 + kRows : L, hq, hq / (s->heads_q / s->heads_kv)};
             tile_probs(jb, &t, p, NULL, lse);
@@ -123,20 +125,22 @@ flamia_status flamia_ref64_forward(const flamia_shape *s, const float *q, const 
     if (!o || !lse) return flamia_fail(FLAMIA_ERR_INVALID, "ref64: NULL output pointer");
     f64_job jb = {.q = q, .k = k, .v = v, .o = o, .lse = lse};
     int nw;
-    if (!f64_job_init(&jb, s, s->heads_q, &nw)) return flamia_fail(FLAMIA_ERR_NOMEM, "ref64: out of host memory");
-    flamia_ref_parallel_for(s->heads_q, nw, fwd64_task, &jb);
+    const int ntasks = s->num_docs * s->heads_q;
+    if (!f64_job_init(&jb, s, ntasks, &nw)) return flamia_fail(FLAMIA_ERR_NOMEM, "ref64: out of host memory");
+    flamia_ref_parallel_for(ntasks, nw, fwd64_task, &jb);
     free(jb.scratch);
     return FLAMIA_OK;
 }
 
-/* kv head `hk`: its dK, dV rows and the dQ rows of its query heads, every document */
-static void bwd64_task(void *ctx, int hk, int worker) {
+/* task = doc x heads_kv + hk: kv head hk's dK, dV rows and the dQ rows of its query heads
+ * in document doc */
+static void bwd64_task(void *ctx, int task, int worker) {
     const f64_job *jb = ctx;
     const flamia_shape *s = jb->s;
-    const int D = s->head_dim, G = s->heads_q / s->heads_kv, M = jb->maxlen;
+    const int D = s->head_dim, G = s->heads_q / s->heads_kv, M = jb->maxlen, hk = task % s->heads_kv;
     double *p = jb->scratch + (size_t)worker * 2 * kRows * M, *ds = p + (size_t)kRows * M;
-    for (int doc = 0; doc < s->num_docs; doc++) {
-        const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
+    {
+        const int doc = task / s->heads_kv, d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
         for (int hq = hk * G; hq < (hk + 1) * G; hq++) {
             for (int i0 = 0; i0 < L; i0 += kRows) {
                 const tile t = {d0, L, i0, i0 + kRows < L ? i0 + kRows : L, hq, hk};
@@ -172,11 +176,12 @@ flamia_status flamia_ref64_backward(const flamia_shape *s, const float *q, const
     const int D = s->head_dim, T = s->total_tokens;
     f64_job jb = {.q = q, .k = k, .v = v, .dout = dout, .dq = dq, .dk = dk, .dv = dv};
     int nw;
-    if (!f64_job_init(&jb, s, s->heads_kv, &nw)) return flamia_fail(FLAMIA_ERR_NOMEM, "ref64: out of host memory");
+    const int ntasks = s->num_docs * s->heads_kv;
+    if (!f64_job_init(&jb, s, ntasks, &nw)) return flamia_fail(FLAMIA_ERR_NOMEM, "ref64: out of host memory");
     memset(dq, 0, (size_t)T * s->heads_q * D * sizeof *dq);
     memset(dk, 0, (size_t)T * s->heads_kv * D * sizeof *dk);
     memset(dv, 0, (size_t)T * s->heads_kv * D * sizeof *dv);
-    flamia_ref_parallel_for(s->heads_kv, nw, bwd64_task, &jb);
+    flamia_ref_parallel_for(ntasks, nw, bwd64_task, &jb);
     free(jb.scratch);
     return FLAMIA_OK;
 }
