@@ -27,6 +27,65 @@ static void usage(const xp_opts *d) {
     xp_print_common_usage(d);
 }
 
+/* The file as it stands: the rows of the workloads done so far and their per-recipe
+ * summary. Written after every workload (FILE.h5 replaced whole: xp_out_commit renames a
+ * finished temporary), so a run stopped by a time limit keeps what it finished;
+ * attribute complete = 1 only on the last write, workloads = those in the file. */
+static int write_results(const xp_opts *o, int argc, char **argv, xp_table *t, char **rl, int nr,
+                         const char *done, int complete) {
+    static const char *outs[4] = {"o", "dq", "dk", "dv"};
+    char name[64], desc[128];
+    xp_table *s = xp_table_new("summary", "per recipe over all workloads");
+    xp_table_col(s, "recipe", XP_STR, "", "recipe preset");
+    xp_table_col(s, "workloads", XP_I64, "1", "workloads");
+    for (int k = 0; k < 4; k++) {
+        snprintf(name, sizeof name, "mean_cos_%s", outs[k]);
+        snprintf(desc, sizeof desc, "mean cosine of %s over workloads", outs[k]);
+        xp_table_col(s, name, XP_F64, "1", desc);
+        snprintf(name, sizeof name, "min_cos_%s", outs[k]);
+        snprintf(desc, sizeof desc, "min cosine of %s over workloads", outs[k]);
+        xp_table_col(s, name, XP_F64, "1", desc);
+    }
+    for (int ri = 0; ri < nr; ri++) {
+        double sum[4] = {0}, mn[4] = {2, 2, 2, 2};
+        int n = 0;
+        for (size_t row = 0; row < xp_table_rows(t); row++) {
+            if (strcmp(xp_get_s(t, "recipe", row), rl[ri])) continue;
+            n++;
+            for (int k = 0; k < 4; k++) {
+                snprintf(name, sizeof name, "cos_%s", outs[k]);
+                double v = xp_get_f(t, name, row);
+                sum[k] += v;
+                mn[k] = fmin(mn[k], v);
+            }
+        }
+        xp_row_begin(s);
+        xp_set_s(s, "recipe", rl[ri]);
+        xp_set_i(s, "workloads", n);
+        for (int k = 0; k < 4; k++) {
+            snprintf(name, sizeof name, "mean_cos_%s", outs[k]);
+            xp_set_f(s, name, n ? sum[k] / n : NAN);
+            snprintf(name, sizeof name, "min_cos_%s", outs[k]);
+            xp_set_f(s, name, n ? mn[k] : NAN);
+        }
+        xp_row_end(s);
+    }
+
+    xp_out *f = xp_out_open(o, argc, argv);
+    if (!f) {
+        xp_table_free(s);
+        return 1;
+    }
+    xp_out_attr_s(f, "workloads", done);
+    xp_out_attr_s(f, "workloads_requested", o->workloads);
+    xp_out_attr_i(f, "complete", complete);
+    xp_out_table(f, s);
+    xp_out_table(f, t);
+    const int rc = xp_out_commit(f);
+    xp_table_free(s);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("accuracy");
     o.backends_supported = 3; /* cpu and cuda */
@@ -83,6 +142,9 @@ int main(int argc, char **argv) {
     xp_table_col(t, "p_mismatch", XP_F64, "1", "fraction of P codes differing forward vs backward");
     xp_table_col(t, "ref_seconds", XP_F64, "s", "wall time of the CPU reference forward + backward");
 
+    const size_t done_cap = strlen(o.workloads) + 64 * (size_t)nw + 1; /* names may be specs */
+    char *done = calloc(done_cap, 1); /* the workloads in the file so far, comma-separated */
+    if (!done) return 1;
     xp_progress pr;
     xp_progress_init(&pr, "accuracy", (long)nw * (nr + 1), o.quiet);
     char what[256];
@@ -130,54 +192,15 @@ int main(int argc, char **argv) {
         xp_result_free(&r);
         xp_result64_free(&g);
         xp_inputs_free(&in);
+        if (done[0]) strncat(done, ",", done_cap - strlen(done) - 1);
+        strncat(done, w->name, done_cap - strlen(done) - 1);
+        if (write_results(&o, argc, argv, t, rl, nr, done, wi == nw - 1)) return 1;
     }
     xp_progress_end(&pr);
 
-    xp_table *s = xp_table_new("summary", "per recipe over all workloads");
-    xp_table_col(s, "recipe", XP_STR, "", "recipe preset");
-    xp_table_col(s, "workloads", XP_I64, "1", "workloads");
-    for (int k = 0; k < 4; k++) {
-        snprintf(name, sizeof name, "mean_cos_%s", outs[k]);
-        snprintf(desc, sizeof desc, "mean cosine of %s over workloads", outs[k]);
-        xp_table_col(s, name, XP_F64, "1", desc);
-        snprintf(name, sizeof name, "min_cos_%s", outs[k]);
-        snprintf(desc, sizeof desc, "min cosine of %s over workloads", outs[k]);
-        xp_table_col(s, name, XP_F64, "1", desc);
-    }
-    for (int ri = 0; ri < nr; ri++) {
-        double sum[4] = {0}, mn[4] = {2, 2, 2, 2};
-        int n = 0;
-        for (size_t row = 0; row < xp_table_rows(t); row++) {
-            if (strcmp(xp_get_s(t, "recipe", row), rl[ri])) continue;
-            n++;
-            for (int k = 0; k < 4; k++) {
-                snprintf(name, sizeof name, "cos_%s", outs[k]);
-                double v = xp_get_f(t, name, row);
-                sum[k] += v;
-                mn[k] = fmin(mn[k], v);
-            }
-        }
-        xp_row_begin(s);
-        xp_set_s(s, "recipe", rl[ri]);
-        xp_set_i(s, "workloads", n);
-        for (int k = 0; k < 4; k++) {
-            snprintf(name, sizeof name, "mean_cos_%s", outs[k]);
-            xp_set_f(s, name, n ? sum[k] / n : NAN);
-            snprintf(name, sizeof name, "min_cos_%s", outs[k]);
-            xp_set_f(s, name, n ? mn[k] : NAN);
-        }
-        xp_row_end(s);
-    }
-
-    xp_out *f = xp_out_open(&o, argc, argv);
-    if (!f) return 1;
-    xp_out_attr_s(f, "workloads", o.workloads);
-    xp_out_table(f, s);
-    xp_out_table(f, t);
-    int rc = xp_out_commit(f);
+    free(done);
     xp_table_free(t);
-    xp_table_free(s);
     xp_workloads_free(ws, nw);
     xp_strv_free(rl);
-    return rc ? 1 : 0;
+    return 0;
 }

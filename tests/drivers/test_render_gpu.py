@@ -49,8 +49,15 @@ check(acc and leak, "shipped GPU measurements found (data/measured/*/accuracy_gp
 if acc:
     # a CPU export on other inputs: must not appear as the comparison column
     cpu_h5 = os.path.join(tmp, "cpu-other.h5")
-    subprocess.run([accuracy_driver, "--out", cpu_h5, "--workloads", "2x64",
+    subprocess.run([accuracy_driver, "--out", cpu_h5, "--workloads", "2x64,1x33",
                     "--heads", "2", "--scale", "1", "--recipes", "mxfp8", "--quiet"], check=True)
+    # the driver rewrites its file after every workload; the last write says it is complete
+    meta_dir = os.path.join(tmp, "cpu-other-tsv")
+    subprocess.run([h5totsv, cpu_h5, meta_dir], check=True, stdout=subprocess.DEVNULL)
+    meta = dict(l.rstrip("\n").split("\t", 1) for l in open(os.path.join(meta_dir, "meta.tsv"), encoding="utf-8")
+                if "\t" in l)
+    check(meta.get("complete") == "1" and meta.get("workloads") == "2x64,1x33" and
+          meta.get("workloads_requested") == "2x64,1x33", "accuracy driver: complete = 1, every workload in the file")
     md, md2 = run("accuracy_gpu", "acc", "gpu=" + acc[0], "cpu=" + cpu_h5)
     r = rows(md)
     check([cells(x)[0] for x in r] == ["bf16", "mxfp8", "mxfp8-exact"], "accuracy_gpu: one row per GPU recipe")
