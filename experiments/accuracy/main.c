@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
         xp_input_cfg icfg = xp_opts_inputs(&o);
         xp_inputs_make(w, o.seed, &icfg, &in);
         xp_result64 g;
-        if (xp_run_ref64(w, &in, &g)) return 1;
+        if (xp_run_ref64(&o, w, &in, &g)) return 1;
         snprintf(what, sizeof what, "%s fp64 (%d tokens)", w->name, w->total_tokens);
         xp_progress_step(&pr, what);
         xp_result r;

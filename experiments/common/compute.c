@@ -116,7 +116,7 @@ int xp_run_ref(const flamia_recipe *rc, const xp_workload *w, const xp_inputs *i
     return 0;
 }
 
-int xp_run_ref64(const xp_workload *w, const xp_inputs *in, xp_result64 *r) {
+int xp_run_ref64(const xp_opts *o, const xp_workload *w, const xp_inputs *in, xp_result64 *r) {
     memset(r, 0, sizeof *r);
     size_t T = (size_t)w->total_tokens, D = (size_t)w->head_dim;
     r->nq = T * (size_t)w->heads_q * D;
@@ -127,6 +127,11 @@ int xp_run_ref64(const xp_workload *w, const xp_inputs *in, xp_result64 *r) {
     r->dv = xp_xmalloc(sizeof(double) * r->nkv);
     r->lse = xp_xmalloc(sizeof(double) * T * (size_t)w->heads_q);
     flamia_shape s = xp_workload_shape(w);
+    if (!strcmp(o->oracle, "gpu")) {
+        if (xp_ref64_gpu(&s, in, r) == 0) return 0;
+        xp_result64_free(r);
+        return -1;
+    }
     flamia_status st = flamia_ref64_forward(&s, in->q, in->k, in->v, r->o, r->lse);
     if (st == FLAMIA_OK) st = flamia_ref64_backward(&s, in->q, in->k, in->v, in->dout, r->dq, r->dk, r->dv);
     if (st != FLAMIA_OK) {

@@ -149,3 +149,25 @@ int xp_run(const xp_opts *o, const flamia_recipe *rc, const xp_workload *w, cons
     return -1;
 #endif
 }
+
+/* --oracle gpu: the FP64 ground truth by flamia_cuda_ref64 (kernels/sm90/ref64_gpu.h) */
+#ifdef XP_HAVE_REF64_GPU
+#include "ref64_gpu.h"
+int xp_have_gpu_oracle(void) { return 1; }
+int xp_ref64_gpu(const flamia_shape *s, const xp_inputs *in, xp_result64 *r) {
+    const flamia_status st =
+        flamia_cuda_ref64(s, in->q, in->k, in->v, in->dout, r->o, r->lse, r->dq, r->dk, r->dv);
+    if (st == FLAMIA_OK) return 0;
+    fprintf(stderr, "error: flamia_cuda_ref64: %s: %s\n", flamia_status_string(st), flamia_last_error());
+    return -1;
+}
+#else
+int xp_have_gpu_oracle(void) { return 0; }
+int xp_ref64_gpu(const flamia_shape *s, const xp_inputs *in, xp_result64 *r) {
+    (void)s;
+    (void)in;
+    (void)r;
+    fprintf(stderr, "error: --oracle gpu: this build has no GPU oracle (needs CUDA and cuBLAS)\n");
+    return -1;
+}
+#endif

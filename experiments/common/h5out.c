@@ -330,6 +330,7 @@ xp_out *xp_out_open(const xp_opts *o, int argc, char **argv) {
     xp_out_attr_s(f, "argv", buf);
     xp_out_attr_i(f, "seed", (int64_t)o->seed);
     xp_out_attr_s(f, "backend", o->backend);
+    xp_out_attr_s(f, "oracle", o->oracle); /* where the FP64 ground truth ran */
     char cpu[256], gpu[256], drv[128];
     xp_cpu_model(cpu, sizeof cpu);
     xp_gpu_info(gpu, sizeof gpu, drv, sizeof drv);

@@ -163,6 +163,7 @@ xp_opts xp_opts_default(const char *experiment) {
     xp_input_cfg c = xp_input_defaults();
     o.outliers = c.outliers;
     o.outlier_scale = c.outlier_scale;
+    o.oracle = "cpu";
     return o;
 }
 
@@ -202,6 +203,13 @@ int xp_opts_handle(xp_opts *o, int c, const char *arg) {
     case XP_OPT_WORKLOADS: o->workloads = arg; return 1;
     case XP_OPT_RECIPES: o->recipes = arg; return 1;
     case XP_OPT_QUIET: o->quiet = 1; return 1;
+    case XP_OPT_ORACLE:
+        if (strcmp(arg, "cpu") && strcmp(arg, "gpu")) {
+            fprintf(stderr, "error: --oracle: '%s' is neither cpu nor gpu\n", arg);
+            return -1;
+        }
+        o->oracle = arg;
+        return 1;
     case XP_OPT_HELP: return 2;
     default: return 0;
     }
@@ -222,6 +230,11 @@ int xp_opts_finish(xp_opts *o) {
         fprintf(stderr, "error: %s: --backend %s is not supported by this driver (supported: %s%s)\n",
                 o->experiment, o->backend, (o->backends_supported & 1) ? "cpu " : "",
                 (o->backends_supported & 2) ? "cuda" : "");
+        return -1;
+    }
+    if (!strcmp(o->oracle, "gpu") && (!xp_have_gpu_oracle() || !flamia_cuda_available())) {
+        fprintf(stderr, "error: %s: --oracle gpu: %s\n", o->experiment,
+                xp_have_gpu_oracle() ? "no usable sm_90 GPU" : "this build has no GPU oracle (needs CUDA and cuBLAS)");
         return -1;
     }
     if (want == 2 && !flamia_cuda_available()) {
@@ -256,6 +269,8 @@ void xp_print_common_usage(const xp_opts *d) {
            "  --recipes LIST       comma list of recipe presets (default %s)\n"
            "  --outliers N         K outlier channels per head (default %d; 0: plain randn)\n"
            "  --outlier-scale X    their multiplier (default %g)\n"
+           "  --oracle cpu|gpu     where the FP64 ground truth runs (default cpu; gpu: cuBLAS FP64,\n"
+           "                       the same values to FP64 rounding, for full-size workloads)\n"
            "  --quiet              no progress on stderr\n"
            "  --help               this text\n",
            (unsigned long long)d->seed, d->backend, (d->backends_supported & 1) ? " cpu" : "",

@@ -64,13 +64,14 @@ typedef struct {
     int backends_supported; /* bit 0: cpu, bit 1: cuda */
     int outliers;           /* K outlier channels per head (--outliers, default 4) */
     double outlier_scale;   /* their multiplier (--outlier-scale, default 20) */
+    const char *oracle;     /* where the FP64 ground truth runs: "cpu" (default) or "gpu" (--oracle) */
 } xp_opts;
 
 /* Long options every driver accepts; append to the driver's own struct option array. */
 #define XP_OPT_BASE 1000
 enum { XP_OPT_SEED = XP_OPT_BASE, XP_OPT_OUT, XP_OPT_BACKEND, XP_OPT_SCALE, XP_OPT_HEADS,
        XP_OPT_WORKLOADS, XP_OPT_RECIPES, XP_OPT_QUIET, XP_OPT_HELP, XP_OPT_OUTLIERS,
-       XP_OPT_OUTLIER_SCALE };
+       XP_OPT_OUTLIER_SCALE, XP_OPT_ORACLE };
 #define XP_COMMON_LONGOPTS                                                                 \
     {"seed", required_argument, 0, XP_OPT_SEED}, {"out", required_argument, 0, XP_OPT_OUT}, \
     {"backend", required_argument, 0, XP_OPT_BACKEND},                                      \
@@ -80,7 +81,8 @@ enum { XP_OPT_SEED = XP_OPT_BASE, XP_OPT_OUT, XP_OPT_BACKEND, XP_OPT_SCALE, XP_O
     {"recipes", required_argument, 0, XP_OPT_RECIPES},                                      \
     {"quiet", no_argument, 0, XP_OPT_QUIET}, {"help", no_argument, 0, XP_OPT_HELP},          \
     {"outliers", required_argument, 0, XP_OPT_OUTLIERS},                                    \
-    {"outlier-scale", required_argument, 0, XP_OPT_OUTLIER_SCALE}
+    {"outlier-scale", required_argument, 0, XP_OPT_OUTLIER_SCALE},                          \
+    {"oracle", required_argument, 0, XP_OPT_ORACLE}
 
 /* Defaults every driver starts from (then sets experiment, workloads, scale, backends). */
 xp_opts xp_opts_default(const char *experiment);
@@ -173,7 +175,13 @@ typedef struct {
     size_t nq, nkv;
     double *o, *lse, *dq, *dk, *dv;
 } xp_result64;
-int xp_run_ref64(const xp_workload *w, const xp_inputs *in, xp_result64 *out);
+/* the FP64 ground truth (flamia_ref64_*) where --oracle says: cpu, or gpu (flamia_cuda_ref64,
+ * cuBLAS; the same values to FP64 rounding, seconds instead of minutes at full size) */
+int xp_run_ref64(const xp_opts *o, const xp_workload *w, const xp_inputs *in, xp_result64 *out);
+/* 1 when this build has the GPU oracle (CUDA and cuBLAS found) */
+int xp_have_gpu_oracle(void);
+/* the GPU oracle's call (common/cuda_run.c); -1 with a message when the build lacks it */
+int xp_ref64_gpu(const flamia_shape *s, const xp_inputs *in, xp_result64 *r);
 void xp_result64_free(xp_result64 *r);
 
 /* --------------------------------------------------------------- metrics */

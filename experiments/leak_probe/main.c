@@ -240,7 +240,7 @@ int main(int argc, char **argv) {
         xp_result64 r64;
         int have64 = 0;
         if (cross) {
-            if (xp_run_ref64(w, &base, &r64)) return 1;
+            if (xp_run_ref64(&o, w, &base, &r64)) return 1;
             have64 = 1;
             snprintf(what, sizeof what, "%s fp64", w->name);
             xp_progress_step(&pr, what);

@@ -281,6 +281,9 @@ def accuracy_gpu(args, cfg, inputs):
         notes.append("Paper's setting column: workload %s, the setting of PAPER.md's accuracy numbers (one "
                      "512-token document, plain randn, d = 128). %s"
                      % (paper_run.meta.get("workloads", "?"), paper_run.provenance()))
+    if gpu.meta.get("oracle") == "gpu":
+        notes.append("The FP64 ground truth of this run was computed on the GPU (--oracle gpu: cuBLAS FP64 "
+                     "GEMMs, equal to the CPU's to FP64 rounding, tests/gpu/test_gpu_ref64.c).")
     if gpu.meta.get("complete") == "0":
         notes.append("Incomplete run (stopped by a time limit): the file holds %s of the requested %s."
                      % (gpu.meta.get("workloads", "?"), gpu.meta.get("workloads_requested", "?")))
