@@ -85,24 +85,22 @@ static void fwd64_task(void *ctx, int task, int worker) {
     const flamia_shape *s = jb->s;
     const int D = s->head_dim, M = jb->maxlen, hq = task % s->heads_q;
     double *p = jb->scratch + (size_t)worker * 2 * kRows * M, lse[kRows];
-    {
-        const int doc = task / s->heads_q, d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
-        for (int i0 = 0; i0 < L; i0 += kRows) {
-            const tile t = {d0, L, i0, i0 + kRows < L ? i0 + kRows : L, hq, hq / (s->heads_q / s->heads_kv)};
-            tile_probs(jb, &t, p, NULL, lse);
+    const int doc = task / s->heads_q, d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
+    for (int i0 = 0; i0 < L; i0 += kRows) {
+        const tile t = {d0, L, i0, i0 + kRows < L ? i0 + kRows : L, hq, hq / (s->heads_q / s->heads_kv)};
+        tile_probs(jb, &t, p, NULL, lse);
+        for (int i = t.i0; i < t.i1; i++) {
+            const size_t row = (size_t)(d0 + i) * s->heads_q + hq;
+            jb->lse[row] = lse[i - t.i0];
+            memset(jb->o + row * D, 0, (size_t)D * sizeof *jb->o);
+        }
+        for (int j = 0; j < row_end(s, &t, t.i1 - 1); j++) {
+            const float *vj = jb->v + ((size_t)(d0 + j) * s->heads_kv + t.hk) * D;
             for (int i = t.i0; i < t.i1; i++) {
-                const size_t row = (size_t)(d0 + i) * s->heads_q + hq;
-                jb->lse[row] = lse[i - t.i0];
-                memset(jb->o + row * D, 0, (size_t)D * sizeof *jb->o);
-            }
-            for (int j = 0; j < row_end(s, &t, t.i1 - 1); j++) {
-                const float *vj = jb->v + ((size_t)(d0 + j) * s->heads_kv + t.hk) * D;
-                for (int i = t.i0; i < t.i1; i++) {
-                    if (j >= row_end(s, &t, i)) continue;
-                    const double pij = p[(size_t)(i - t.i0) * M + j];
-                    double *oi = jb->o + ((size_t)(d0 + i) * s->heads_q + hq) * D;
-                    for (int d = 0; d < D; d++) oi[d] += pij * vj[d];
-                }
+                if (j >= row_end(s, &t, i)) continue;
+                const double pij = p[(size_t)(i - t.i0) * M + j];
+                double *oi = jb->o + ((size_t)(d0 + i) * s->heads_q + hq) * D;
+                for (int d = 0; d < D; d++) oi[d] += pij * vj[d];
             }
         }
     }
@@ -139,27 +137,25 @@ static void bwd64_task(void *ctx, int task, int worker) {
     const flamia_shape *s = jb->s;
     const int D = s->head_dim, G = s->heads_q / s->heads_kv, M = jb->maxlen, hk = task % s->heads_kv;
     double *p = jb->scratch + (size_t)worker * 2 * kRows * M, *ds = p + (size_t)kRows * M;
-    {
-        const int doc = task / s->heads_kv, d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
-        for (int hq = hk * G; hq < (hk + 1) * G; hq++) {
-            for (int i0 = 0; i0 < L; i0 += kRows) {
-                const tile t = {d0, L, i0, i0 + kRows < L ? i0 + kRows : L, hq, hk};
-                tile_probs(jb, &t, p, ds, NULL);
-                for (int j = 0; j < row_end(s, &t, t.i1 - 1); j++) {
-                    const size_t krow = ((size_t)(d0 + j) * s->heads_kv + hk) * D;
-                    const float *kj = jb->k + krow;
-                    double *dkj = jb->dk + krow, *dvj = jb->dv + krow;
-                    for (int i = t.i0; i < t.i1; i++) {
-                        if (j >= row_end(s, &t, i)) continue;
-                        const size_t qrow = ((size_t)(d0 + i) * s->heads_q + hq) * D, r = (size_t)(i - t.i0) * M + j;
-                        const double dsij = ds[r], pij = p[r];
-                        const float *qi = jb->q + qrow, *doi = jb->dout + qrow;
-                        double *dqi = jb->dq + qrow;
-                        for (int d = 0; d < D; d++) {
-                            dqi[d] += dsij * kj[d];
-                            dkj[d] += dsij * qi[d];
-                            dvj[d] += pij * doi[d];
-                        }
+    const int doc = task / s->heads_kv, d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
+    for (int hq = hk * G; hq < (hk + 1) * G; hq++) {
+        for (int i0 = 0; i0 < L; i0 += kRows) {
+            const tile t = {d0, L, i0, i0 + kRows < L ? i0 + kRows : L, hq, hk};
+            tile_probs(jb, &t, p, ds, NULL);
+            for (int j = 0; j < row_end(s, &t, t.i1 - 1); j++) {
+                const size_t krow = ((size_t)(d0 + j) * s->heads_kv + hk) * D;
+                const float *kj = jb->k + krow;
+                double *dkj = jb->dk + krow, *dvj = jb->dv + krow;
+                for (int i = t.i0; i < t.i1; i++) {
+                    if (j >= row_end(s, &t, i)) continue;
+                    const size_t qrow = ((size_t)(d0 + i) * s->heads_q + hq) * D, r = (size_t)(i - t.i0) * M + j;
+                    const double dsij = ds[r], pij = p[r];
+                    const float *qi = jb->q + qrow, *doi = jb->dout + qrow;
+                    double *dqi = jb->dq + qrow;
+                    for (int d = 0; d < D; d++) {
+                        dqi[d] += dsij * kj[d];
+                        dkj[d] += dsij * qi[d];
+                        dvj[d] += pij * doi[d];
                     }
                 }
             }
