@@ -58,6 +58,7 @@ for build in ("head", "v41"):
               "%.3f (%+.1f %%)" % (d, 100 * (d / ms - 1)) if d else "missing"))
 PY
 build || exit 1 # HEAD's kernels again
+python3 examples/torch_attention.py --lib $B/kernels/libflamia.so --recipe mxfp8 --deterministic 2>&1 | tail -3
 echo "== test_gpu_ref64" >> "$OUT/tests.log"
 timeout 200 $B/tests/gpu/test_gpu_ref64 >> "$OUT/tests.log" 2>&1; echo "test_gpu_ref64 rc=$?"
 grep -A8 "== test_gpu_ref64" "$OUT/tests.log" | tail -7

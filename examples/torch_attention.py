@@ -44,7 +44,7 @@ class Flamia:
         L.flamia_last_error.restype = ctypes.c_char_p
         L.flamia_cuda_available.restype = ctypes.c_int
         for name in ("flamia_recipe_preset", "flamia_cuda_workspace_size", "flamia_cuda_quantize",
-                     "flamia_cuda_forward", "flamia_cuda_backward"):
+                     "flamia_cuda_forward", "flamia_cuda_backward", "flamia_cuda_set_deterministic"):
             getattr(L, name).restype = ctypes.c_int
 
     def check(self, status, what):
@@ -113,17 +113,28 @@ class FlamiaAttention(torch.autograd.Function):
 _LOADED = {}  # library path -> (Flamia, {recipe name: recipe buffer})
 
 
-def flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8", lib=None):
-    """what a model calls per attention layer: O of the packed causal attention, differentiable;
-    the library is loaded once per path (default: FLAMIA_LIB, else build/kernels/libflamia.so)"""
+def _loaded(lib):
     path = lib or os.environ.get("FLAMIA_LIB") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                                                  "build", "kernels", "libflamia.so")
     if path not in _LOADED:
         _LOADED[path] = (Flamia(path), {})
-    fl, recipes = _LOADED[path]
+    return _LOADED[path]
+
+
+def flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8", lib=None):
+    """what a model calls per attention layer: O of the packed causal attention, differentiable;
+    the library is loaded once per path (default: FLAMIA_LIB, else build/kernels/libflamia.so)"""
+    fl, recipes = _loaded(lib)
     if recipe not in recipes:
         recipes[recipe] = fl.recipe(recipe)
     return FlamiaAttention.apply(q, k, v, cu_seqlens, max_seqlen, fl, recipes[recipe])
+
+
+def flamia_set_deterministic(on, lib=None):
+    """dQ summed in a fixed order from now on (bit-identical run to run; the backward costs more:
+    paper_tables/table_d_deterministic_cost); process-wide, read when a call is enqueued"""
+    fl, _ = _loaded(lib)
+    fl.check(fl.lib.flamia_cuda_set_deterministic(1 if on else 0), "flamia_cuda_set_deterministic")
 
 
 def reference(q, k, v, cu):
@@ -145,6 +156,8 @@ def main():
     ap.add_argument("--recipe", default="mxfp8", help="bf16, mxfp8 or mxfp8-exact")
     ap.add_argument("--lengths", default="1000,1,333,2048,129", help="document lengths of the pack")
     ap.add_argument("--heads", default="16,4", help="query heads, kv heads")
+    ap.add_argument("--deterministic", action="store_true",
+                    help="deterministic dQ; checks that a second backward gives the same dQ bits")
     args = ap.parse_args()
     fl = Flamia(args.lib)
     _LOADED[args.lib] = (fl, {})
@@ -164,11 +177,20 @@ def main():
     do = torch.randn(T, hq, D, device=dev).bfloat16()
     cu = torch.tensor(cu_host, dtype=torch.int32, device=dev)
 
+    if args.deterministic:
+        flamia_set_deterministic(True, lib=args.lib)
     o = flamia_attention(q, k, v, cu, max(lens), args.recipe, lib=args.lib)
     o.backward(do)
     grads = [x.grad.clone() for x in (q, k, v)]
     for x in (q, k, v):
         x.grad = None
+    same = True
+    if args.deterministic:  # the same step again: every gradient bit-identical
+        flamia_attention(q, k, v, cu, max(lens), args.recipe, lib=args.lib).backward(do)
+        same = all(torch.equal(g, x.grad) for g, x in zip(grads, (q, k, v)))
+        print("deterministic: a second step's dQ, dK, dV %s" % ("bit-identical" if same else "DIFFER"))
+        for x in (q, k, v):
+            x.grad = None
     o_ref = reference(q, k, v, cu_host)
     o_ref.backward(do.float())
     cos = lambda a, b: torch.nn.functional.cosine_similarity(a.float().flatten(), b.float().flatten(), dim=0).item()
@@ -183,8 +205,9 @@ def main():
         print("  %-2s %.5f%s" % (n, c, "" if finite else "  (non-finite values)"))
     # the recipes' accuracy on plain randn (docs/numerics.md): bf16 ~1.0, mxfp8 >= 0.997
     need = 0.999 if args.recipe == "bf16" else 0.99
-    print("ok" if worst >= need else "FAIL: a cosine below %.3f" % need)
-    return 0 if worst >= need else 1
+    ok = worst >= need and same
+    print("ok" if ok else "FAIL: %s" % ("a cosine below %.3f" % need if worst < need else "the deterministic runs differ"))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
