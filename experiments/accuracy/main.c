@@ -27,12 +27,12 @@ static void usage(const xp_opts *d) {
     xp_print_common_usage(d);
 }
 
-/* The file as it stands: the rows of the workloads done so far and their per-recipe
+/* The file as it stands: the rows of the first ndone workloads and their per-recipe
  * summary. Written after every workload (FILE.h5 replaced whole: xp_out_commit renames a
  * finished temporary), so a run stopped by a time limit keeps what it finished;
  * attribute complete = 1 only on the last write, workloads = those in the file. */
 static int write_results(const xp_opts *o, int argc, char **argv, xp_table *t, char **rl, int nr,
-                         const char *done, int complete) {
+                         const xp_workload *ws, int ndone, int complete) {
     static const char *outs[4] = {"o", "dq", "dk", "dv"};
     char name[64], desc[128];
     xp_table *s = xp_table_new("summary", "per recipe over all workloads");
@@ -71,12 +71,21 @@ static int write_results(const xp_opts *o, int argc, char **argv, xp_table *t, c
         xp_row_end(s);
     }
 
-    xp_out *f = xp_out_open(o, argc, argv);
+    size_t len = 1;
+    for (int i = 0; i < ndone; i++) len += strlen(ws[i].name) + 1;
+    char *done = calloc(len, 1); /* the names, comma-separated */
+    for (int i = 0; done && i < ndone; i++) {
+        if (i) strcat(done, ",");
+        strcat(done, ws[i].name);
+    }
+    xp_out *f = done ? xp_out_open(o, argc, argv) : NULL;
     if (!f) {
+        free(done);
         xp_table_free(s);
         return 1;
     }
     xp_out_attr_s(f, "workloads", done);
+    free(done);
     xp_out_attr_s(f, "workloads_requested", o->workloads);
     xp_out_attr_i(f, "complete", complete);
     xp_out_table(f, s);
@@ -142,9 +151,6 @@ int main(int argc, char **argv) {
     xp_table_col(t, "p_mismatch", XP_F64, "1", "fraction of P codes differing forward vs backward");
     xp_table_col(t, "ref_seconds", XP_F64, "s", "wall time of the CPU reference forward + backward");
 
-    const size_t done_cap = strlen(o.workloads) + 64 * (size_t)nw + 1; /* names may be specs */
-    char *done = calloc(done_cap, 1); /* the workloads in the file so far, comma-separated */
-    if (!done) return 1;
     xp_progress pr;
     xp_progress_init(&pr, "accuracy", (long)nw * (nr + 1), o.quiet);
     char what[256];
@@ -192,13 +198,10 @@ int main(int argc, char **argv) {
         xp_result_free(&r);
         xp_result64_free(&g);
         xp_inputs_free(&in);
-        if (done[0]) strncat(done, ",", done_cap - strlen(done) - 1);
-        strncat(done, w->name, done_cap - strlen(done) - 1);
-        if (write_results(&o, argc, argv, t, rl, nr, done, wi == nw - 1)) return 1;
+        if (write_results(&o, argc, argv, t, rl, nr, ws, wi + 1, wi == nw - 1)) return 1;
     }
     xp_progress_end(&pr);
 
-    free(done);
     xp_table_free(t);
     xp_workloads_free(ws, nw);
     xp_strv_free(rl);

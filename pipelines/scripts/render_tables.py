@@ -433,22 +433,23 @@ def load_timings(files, tool):
     return timings, provs, generic
 
 
+def timing_ms(timings, w, system, pas):
+    """the ms of one workload / system / pass row of the timings, None when missing or NaN"""
+    m = [r for r in timings if r["workload"] == w and r["system"] == system and r["pass"] == pas]
+    return m[0]["ms"] if m and isinstance(m[0]["ms"], float) and not math.isnan(m[0]["ms"]) else None
+
+
 def table_d_gpu(args, cfg, inputs):
     """Table D's exact-option row on our kernels: mxfp8-exact against mxfp8, same command"""
     files = [v for k, v in sorted(inputs.items()) if k.startswith("h5_")]
     title = "Table D (sm90 kernels) - the exact option's cost"
     timings, provs, _ = load_timings(files, inputs.get("h5totsv")) if files else ([], [], [])
     passes = ["fwd", "bwd", "train"]
-
-    def ms(w, system, pas):
-        m = [r for r in timings if r["workload"] == w and r["system"] == system and r["pass"] == pas]
-        return m[0]["ms"] if m and isinstance(m[0]["ms"], float) and not math.isnan(m[0]["ms"]) else None
-
     rows = []
     for w in uniq(r["workload"] for r in timings):
         row, any_pair = [w], False
         for pas in passes:
-            a, b = ms(w, "flamia-mxfp8", pas), ms(w, "flamia-mxfp8-exact", pas)
+            a, b = timing_ms(timings, w, "flamia-mxfp8", pas), timing_ms(timings, w, "flamia-mxfp8-exact", pas)
             if a and b:
                 any_pair = True
                 row += ["%.3f" % a, "%.3f" % b, "%+.1f%%" % (100.0 * (b / a - 1))]
@@ -477,15 +478,11 @@ def table_d_det(args, cfg, inputs):
     title = "Table D (sm90 kernels) - deterministic dQ's cost"
     timings, provs, _ = load_timings(files, inputs.get("h5totsv")) if files else ([], [], [])
 
-    def ms(w, system):
-        m = [r for r in timings if r["workload"] == w and r["system"] == system and r["pass"] == "bwd"]
-        return m[0]["ms"] if m and isinstance(m[0]["ms"], float) and not math.isnan(m[0]["ms"]) else None
-
     recipes = [r for r in cfg["recipes"] if any(t["system"] == "flamia-%s-det" % r for t in timings)]
     rows = []
     for w in uniq(r["workload"] for r in timings):
         for rec in recipes:
-            a, b = ms(w, "flamia-" + rec), ms(w, "flamia-%s-det" % rec)
+            a, b = timing_ms(timings, w, "flamia-" + rec, "bwd"), timing_ms(timings, w, "flamia-%s-det" % rec, "bwd")
             if a and b:
                 rows.append([w, rec, "%.3f" % a, "%.3f" % b, "%+.1f%%" % (100.0 * (b / a - 1))])
     if not rows:

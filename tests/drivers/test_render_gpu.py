@@ -12,6 +12,8 @@ import subprocess
 import sys
 
 h5totsv, accuracy_driver, root, tmp = sys.argv[1:5]
+sys.path.insert(0, os.path.join(root, "pipelines", "scripts"))
+from fxtsv import Result  # noqa: E402
 render = os.path.join(root, "pipelines", "scripts", "render_tables.py")
 cfg = json.dumps({"recipes": ["bf16", "mxfp8", "mxfp8-exact", "nvfp4", "fp8-tensor", "mx-floor"],
                   "paper_accuracy": {"mxfp8": {"o": 0.9988, "dq": 0.9979}}, "peers": {}})
@@ -54,8 +56,7 @@ if acc:
     # the driver rewrites its file after every workload; the last write says it is complete
     meta_dir = os.path.join(tmp, "cpu-other-tsv")
     subprocess.run([h5totsv, cpu_h5, meta_dir], check=True, stdout=subprocess.DEVNULL)
-    meta = dict(l.rstrip("\n").split("\t", 1) for l in open(os.path.join(meta_dir, "meta.tsv"), encoding="utf-8")
-                if "\t" in l)
+    meta = Result(meta_dir).meta
     check(meta.get("complete") == "1" and meta.get("workloads") == "2x64,1x33" and
           meta.get("workloads_requested") == "2x64,1x33", "accuracy driver: complete = 1, every workload in the file")
     md, md2 = run("accuracy_gpu", "acc", "gpu=" + acc[0], "cpu=" + cpu_h5)
