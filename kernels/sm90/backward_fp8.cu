@@ -152,7 +152,7 @@ struct SmemF {
     static constexpr int kDqS = kGq + 4 * 64 * 4;            /* F16x2 [4][2]: mxfp8's dQ operand factor 2^-s per (key, query) block */
     static constexpr int kMk = kDqS + 8 * 4;                 /* int [4][2] (+pad): dK partial exponent per (key, query) block */
     static constexpr int kEKp = kMk + 16 * 4;                /* int [128] */
-    static constexpr int kMisc = kEKp + 128 * 4;             /* int [8] */
+    static constexpr int kMisc = kEKp + 128 * 4;             /* int [8]: G; deterministic turn row, head per warpgroup */
     static constexpr int kPvf = kMisc + 8 * 4;               /* float [2 warpgroups][128]: dV operand factor */
     static constexpr int kBar = kPvf + 2 * 128 * 4;          /* uint64 [4] */
     static constexpr int kBytes = kBar + 32 + 1024;
@@ -312,11 +312,15 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     const uint32_t aK = smem_u32(smem + SM::kK), aV = smem_u32(smem + SM::kV), aKt = smem_u32(smem + SM::kKt);
     load_tile(0);
     cp_async_commit();
+    /* deterministic dQ: the turn this warpgroup has yet to pass, as its query row and head
+     * (row -1: none), kept by thread wtid 0 in shared memory: a register pair live across the
+     * loop made ptxas spill */
+    if (DET && wtid == 0) sMisc[2 + wg] = -1;
 
     for (int it = 0; it < nit; it++) {
         const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
         asm volatile("cp.async.wait_group 0;\n" ::: "memory"); /* tile it (and K, V) landed: nothing newer in flight */
-        if (!DET && !DBG && wtid == 0) bulk_wait_read_all(); /* dQ staging read before its regions are reloaded */
+        if (!DBG && wtid == 0) bulk_wait_read_all(); /* dQ staging read before its regions are reloaded */
         fence_proxy_async();
         /* every thread's copies of tile it are visible, and every thread is done with tile
          * it-1, whose buffer ((it+1) & 1) now takes tile it+1 (a whole tile of lead). The
@@ -641,7 +645,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             }
 
             /* ---- dQ partial: rows = queries (natural order), cols = dims 64 wg + 8j + 2tq */
-            if (!DET && !DBG) {
+            if (!DBG) {
                 /* v7: staged in shared memory as two [64 queries][32 dims] FP32 boxes (128-byte
                  * swizzle) and added by two TMA reduce-adds (one thread), instead of 16 FP32x2
                  * REDs per thread. The staging reuses what sub-step h2 has finished with in both
@@ -663,16 +667,17 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 fence_proxy_async();
                 bar_named(1 + wg, 128);
                 if (wtid == 0) {
+                    if (DET) { /* v41: my turn among query tile m's contributors, key tiles last .. 0 */
+                        if (sMisc[2 + wg] >= 0) dq_turn_pass_half(p.dq_turn + (size_t)sMisc[2 + wg] * p.Hq + sMisc[4 + wg]);
+                        sMisc[2 + wg] = ds + qsub;
+                        sMisc[4 + wg] = h;
+                        dq_turn_wait_half(p.dq_turn + (size_t)(ds + qsub) * p.Hq + h, (p.causal ? q0 / 128 : nqt - 1) - n);
+                    }
                     tma_reduce_add_3d(&tm_dq, smem_u32(stA), 64 * wg, h, ds + qsub);
                     tma_reduce_add_3d(&tm_dq, smem_u32(stB), 64 * wg + 32, h, ds + qsub);
                     bulk_commit_group();
                 }
-                continue;
-            }
-            int *turn = DET ? p.dq_turn + (size_t)(ds + qsub) * p.Hq + h : nullptr;
-            /* my place among query tile m's contributors, key tiles last .. 0 */
-            const int rank = (p.causal ? q0 / 128 : nqt - 1) - n;
-            if (DET) dq_turn_wait(turn, rank);
+            } else { /* the debug run: FP32 atomics */
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
                 const int ql = wq * 16 + g + 8 * hh;
@@ -684,7 +689,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                     atomicAdd(reinterpret_cast<float2 *>(dst + 8 * j),
                               make_float2(dqacc[4 * j + 2 * hh], dqacc[4 * j + 2 * hh + 1]));
             }
-            if (DET) dq_turn_pass(turn, rank);
+            }
         }
     }
 
@@ -778,7 +783,10 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     }
     /* the dQ reduce-adds complete before the CTA exits (their shared-memory staging stays
      * valid); waited last, so the dK / dV stores go out meanwhile */
-    if (!DET && !DBG && wtid == 0) bulk_wait_all();
+    if (!DBG && wtid == 0) {
+        bulk_wait_all();
+        if (DET && sMisc[2 + wg] >= 0) dq_turn_pass_half(p.dq_turn + (size_t)sMisc[2 + wg] * p.Hq + sMisc[4 + wg]);
+    }
 }
 
 template <int KIND, bool DET>
