@@ -490,11 +490,13 @@ def table_d_det(args, cfg, inputs):
         return
     header = ["workload", "recipe", "bwd default (ms)", "bwd deterministic (ms)", "cost"]
     caption = ("The backward alone with dQ summed in a fixed order (flamia_cuda_set_deterministic: the key tiles "
-               "that add into a query tile take turns, docs/cuda-api.md) against the default (FP32 atomic "
-               "reduce-adds in whatever order the CTAs finish); median latency, both from one command "
+               "that add into a query tile take turns, last tile first, docs/cuda-api.md) against the default "
+               "(the same FP32 TMA reduce-adds in whatever order the CTAs finish); median latency, both from one command "
                "(experiments/latency --passes bwd, with and without --deterministic). Paper (Table D, B200): "
                "+5-12%% with MHA, +20-34%% with GQA. Sources: %s" % " | ".join(provs))
-    notes = ["gqa-16x1024 has 4 query heads per kv head; the other workloads are MHA."]
+    notes = ["gqa-16x1024 has 4 query heads per kv head; the other workloads are MHA.",
+             "Where the cost goes (the turn waits, each turn's wait for its reduce-add to complete, the "
+             "last-tile-first launch order): docs/perf-notes.md, Backward kernel, twentieth session."]
     write_table(args.md, args.tex, title, caption, header, rows, notes, "tab:det-cost")
 
 
