@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
     xp_table_col(t, "ds_zero_rate", XP_F64, "1", "nonzero dS entries flushed to zero by quantization");
     xp_table_col(t, "ds_norm_err", XP_F64, "1", "||dS_q - dS|| / ||dS||");
     xp_table_col(t, "p_mismatch", XP_F64, "1", "fraction of P codes differing forward vs backward");
-    xp_table_col(t, "ref_seconds", XP_F64, "s", "wall time of the CPU reference forward + backward");
+    xp_table_col(t, "ref_seconds", XP_F64, "s", "wall time of the recipe's forward + backward (CPU reference, or the kernels with --backend cuda, copies included)");
 
     xp_progress pr;
     xp_progress_init(&pr, "accuracy", (long)nw * (nr + 1), o.quiet);
