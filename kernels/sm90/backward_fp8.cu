@@ -586,32 +586,36 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
              * scaling runs under them (dV's was the longest wgmma wait); the second one after.
              * The deterministic kernels too since v41 (-2.6 % there at 16x4096, same spills;
              * with the atomics they had spilled 164 bytes for it). */
-            {
-                float tk0[64];
+            constexpr bool kDkFirst = true;
+            float tk0[64];
+            if (kDkFirst) {
                 const uint32_t a[4] = {pk[0], pk[1], pk[2], pk[3]};
                 bwd_wgmma_e4m3_rs_n128(tk0, a, desc_sw128(aQt + h2 * 64), 0);
                 wgmma_commit();
+            }
 #pragma unroll
-                for (int kk = 0; kk < 4; kk++) {
-                    const uint32_t b[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-                    bwd_wgmma_f16_rs_n128_tb(dvacc, b, desc_sw128(aDOh + (h2 * 4 + kk) * 2048, 128 * 128, 1024), 1);
-                }
-                wgmma_commit();
+            for (int kk = 0; kk < 4; kk++) {
+                const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
+                bwd_wgmma_f16_rs_n128_tb(dvacc, a, desc_sw128(aDOh + (h2 * 4 + kk) * 2048, 128 * 128, 1024), 1);
+            }
+            wgmma_commit();
+            if (kDkFirst) {
                 wgmma_wait<1>(); /* dK's first partial landed; dV may still run */
                 reg_fence(tk0);
                 const float f = pow2z(sMk[kbl * 2]);
 #pragma unroll
                 for (int x = 0; x < 64; x++) dkacc[x] = fmaf(tk0[x], f, dkacc[x]);
             }
-            {
+#pragma unroll
+            for (int k = kDkFirst ? 1 : 0; k < 2; k++) {
                 float tk[64];
-                const uint32_t a[4] = {pk[4], pk[5], pk[6], pk[7]};
+                const uint32_t a[4] = {pk[4 * k], pk[4 * k + 1], pk[4 * k + 2], pk[4 * k + 3]};
                 wgmma_fence();
-                bwd_wgmma_e4m3_rs_n128(tk, a, desc_sw128(aQt + h2 * 64 + 32), 0);
+                bwd_wgmma_e4m3_rs_n128(tk, a, desc_sw128(aQt + h2 * 64 + k * 32), 0);
                 wgmma_commit();
                 wgmma_wait<0>();
                 reg_fence(tk);
-                const float f = pow2z(sMk[kbl * 2 + 1]);
+                const float f = pow2z(sMk[kbl * 2 + k]);
 #pragma unroll
                 for (int x = 0; x < 64; x++) dkacc[x] = fmaf(tk[x], f, dkacc[x]);
             }
