@@ -68,8 +68,9 @@ __device__ __forceinline__ void dq_turn_pass(int *turn, int mine) {
  * which run in the async proxy. Holding a turn while waiting for the next one cannot
  * deadlock: the held turn's successors are smaller key tiles, the awaited one's
  * predecessors larger tiles, which never wait on this CTA. One thread calls these.
- * Measured at efaf36b + the patch (H200, 2026-12-02): +20..+32 % on the backward, down
- * from +61..+94 % with the blocking atomics above (still used by the simt kernel). */
+ * Measured (H200, 2026-12-02, d23f72a): +19..+30 % on the backward, down from +61..+94 %
+ * with the blocking atomics above (still used by the simt kernel); where it goes:
+ * docs/perf-notes.md, backward, twentieth session. */
 __device__ __forceinline__ void dq_turn_wait_half(const int *turn, int mine) {
     int v; /* ptxas spills 36-40 bytes of the deterministic kernels for this loop (also as one asm block) */
     do {
