@@ -200,7 +200,7 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
                                    const float *lse, const void *dout, void *dq, void *dk,
                                    void *dv, void *stream);
 /* Deterministic dQ (off by default). dQ sums contributions from every key tile of a
- * document; by default they are reduce-added with FP32 atomics in the order the CTAs
+ * document; by default they are reduce-added in FP32 in the order the CTAs
  * finish, so dQ can differ between runs in its last bits (O, lse, dK, dV never do). On:
  * the backward adds them in key-tile order, so every output is bit-identical run to run,
  * at a cost in speed (docs/perf-notes.md). Process-wide; applies to calls enqueued after

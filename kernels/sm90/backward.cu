@@ -21,7 +21,8 @@
  *     a 1-D grid over the batch's tile slots (sm90_tiles.cuh) x kv heads, kv head fastest;
  *     looping over the GQA group's query heads and the query tiles that see the key tile
  *     (causal: from the diagonal one). dK, dV stay in registers; dQ is reduce-added
- *     (TMA reduce-adds; deterministic mode: FP32 atomics in turn) into dq_accum.
+ *     (TMA reduce-adds, taken in turn in the deterministic mode; the simt kernel's FP32
+ *     atomics likewise) into dq_accum.
  *       bwd_main_fp8 (mxfp8, mxfp8-exact; the default): FP8 wgmma (QGMMA) for the
  *       products, see "FP8 main kernel" in backward_fp8.cu.
  *       bwd_simt (BF16 kind; FP8 kinds with FLAMIA_SM90_BWD=plain): 32x32 blocks in

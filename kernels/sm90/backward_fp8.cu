@@ -585,7 +585,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             /* dK's first query-block partial is issued before dV's four F16 MMAs so that its
              * scaling runs under them (dV's was the longest wgmma wait); the second one after.
              * The deterministic kernels too since v41 (-2.6 % there at 16x4096, same spills;
-             * with the atomics they had spilled 164 bytes for it). */
+             * with the atomics they had spilled 164 bytes for it). A constant rather than a
+             * rewritten block, so the default kernels' code stays that of Table A's run. */
             constexpr bool kDkFirst = true;
             float tk0[64];
             if (kDkFirst) {
@@ -680,16 +681,16 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 }
             } else { /* the debug run: FP32 atomics */
 #pragma unroll
-            for (int hh = 0; hh < 2; hh++) {
-                const int ql = wq * 16 + g + 8 * hh;
-                const int i = qsub + ql;
-                if (i >= len) continue;
-                float *dst = p.dq_acc + ((size_t)(ds + i) * p.Hq + h) * kD + wg * 64 + 2 * tq;
+                for (int hh = 0; hh < 2; hh++) {
+                    const int ql = wq * 16 + g + 8 * hh;
+                    const int i = qsub + ql;
+                    if (i >= len) continue;
+                    float *dst = p.dq_acc + ((size_t)(ds + i) * p.Hq + h) * kD + wg * 64 + 2 * tq;
 #pragma unroll
-                for (int j = 0; j < 8; j++)
-                    atomicAdd(reinterpret_cast<float2 *>(dst + 8 * j),
-                              make_float2(dqacc[4 * j + 2 * hh], dqacc[4 * j + 2 * hh + 1]));
-            }
+                    for (int j = 0; j < 8; j++)
+                        atomicAdd(reinterpret_cast<float2 *>(dst + 8 * j),
+                                  make_float2(dqacc[4 * j + 2 * hh], dqacc[4 * j + 2 * hh + 1]));
+                }
             }
         }
     }

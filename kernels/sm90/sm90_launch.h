@@ -63,7 +63,8 @@ struct flamia_sm90_problem {
  *   delta      float [T][Hq]          D_i = rowsum(dO^ * O)
  *   dq_accum   float [T][Hq][D]       dQ accumulated across key tiles (reduce-add)
  *   dq_turn    int32 [T][Hq]          deterministic mode: per query block (its first token) and
- *                                     head, how many key tiles have added into it
+ *                                     head, how many contributions have completed (simt: key
+ *                                     tiles; FP8 kernel: warpgroup halves, two per key tile)
  *   bwd_rows   word [Hq][8][T]        per query row, the FP8 main kernel's row constants, made once
  *                                     by the dO preprocessing (field w of token t at (h 8 + w) T + t):
  *                                     0 c 2^eQ, 1 2^(8 - m) (0 where the direct exponential of
