@@ -21,7 +21,7 @@
 
 /* The training call under CUDA graph capture: replayed 3x, O, lse, dK and dV equal the
  * eager call's bit for bit (their sums have a fixed order); dQ is reduce-added across key
- * tiles with FP32 atomics in whatever order the CTAs finish (the non-deterministic mode,
+ * tiles by FP32 reduce-adds in whatever order the CTAs finish (the non-deterministic mode,
  * docs/cuda-api.md), so it may differ by a BF16 rounding step: rel. L2 <= 2^-8. The same
  * bounds hold against the three separate calls (quantize, forward, backward) on the same
  * inputs: the training call zeroes the dQ accumulator in its forward, the separate backward
