@@ -16,6 +16,13 @@ group, two sub-steps of STEP_US. Each sub-step ends in a dQ add into (query rows
 Calibration (H200, Table A fits of the thirteenth session and ncu): STEP_US = 8.55 / 2 us per
 sub-step, CTA_US = 10.4 us; ADD_US from the measured deterministic cost at 16x4096 when no
 add waits (8.7 ms over 2,048 sub-steps per SM).
+Twentieth session: v41 measured +28.5 % at 16x4096 (predicted +1 %). The v42 probes split
+it: launch order and dK order ~7 points, the passes' wait for their add's completion ~9, the
+turn waits ~13. The second table adds an add completion latency L: L ~ 4.8 us (a sub-step is
+4.3) reproduces the passes' cost, but this model has no jitter, so it puts nothing in the turn
+waits (a contributor is always a sub-step ahead); the measured 13 points are the jitter's.
+It also says that passing earlier in the sub-step (v43 probe 4) only moves the stall earlier
+and adds 0.2 sub-steps to it, unless the warps' wait at the CTA barrier hides it.
 Usage: python3 dev/det_turn_model.py"""
 import heapq
 
@@ -34,7 +41,10 @@ def workload(name):
     raise ValueError(name)
 
 
-def simulate(lens, hq, hkv, mode, order):
+def simulate(lens, hq, hkv, mode, order, lat_us=0.0, pass_at=1.0, waits=True):
+    """lat_us (v41): an add completes lat_us after its issue, and its pass waits for that;
+    pass_at: where in the next sub-step the pass is made (1.0: at that sub-step's add, v41;
+    0.8: before its CTA barrier, v43 probe 4); waits=False: no turn waits (v42 probe 1)"""
     group = hq // hkv
     ctas = []  # grid order: documents, their slots, kv head fastest
     for doc, L in enumerate(lens):
@@ -54,22 +64,28 @@ def simulate(lens, hq, hkv, mode, order):
             h = hk * group + g
             for m in range(n, nt):
                 for h2 in range(2):
-                    t += STEP_US  # the sub-step's compute
                     key = (doc, h, m, h2)
                     rank = m - n if order == "desc" else n  # place among tiles m..0
+                    if mode != "v41":
+                        t += STEP_US  # the sub-step's compute
+                    else:  # compute up to the pass point, the pass (after the add completed), the rest
+                        t += pass_at * STEP_US
+                        if pending is not None:
+                            t = max(t, pending[2] + lat_us)
+                            passed.setdefault(pending[0], {})[pending[1]] = t
+                        t += (1.0 - pass_at) * STEP_US
                     if mode == "default":
                         continue
-                    if mode == "v41" and pending is not None:
-                        passed.setdefault(pending[0], {})[pending[1]] = t
-                    if rank > 0:  # wait for the previous contributor's pass
+                    if rank > 0 and waits:  # wait for the previous contributor's pass
                         t = max(t, passed[key][rank - 1])
                     if mode == "atomic":
                         t += ADD_US
                         passed.setdefault(key, {})[rank] = t
                     else:
-                        pending = (key, rank)
+                        pending = (key, rank, t)
         t += CTA_US / 2  # epilogue
         if mode == "v41" and pending is not None:
+            t = max(t, pending[2] + lat_us)
             passed.setdefault(pending[0], {})[pending[1]] = t
         end_all = max(end_all, t)
         heapq.heappush(free, t)
@@ -89,6 +105,17 @@ def main():
         subs = sum(((L + 127) // 128) * (((L + 127) // 128) + 1) for L in lens) * hq  # 2 x n(n+1)/2 x heads
         row.append(base + subs * ADD_US / SMS / 1000.0)
         print("%-14s %7.2f ms" % (w, base) + "".join(" %7.2f (%+4.0f%%)" % (x, 100 * (x / base - 1)) for x in row[1:]))
+    # twentieth session: the passes wait for their add's completion (v42 probes: the passes
+    # alone cost +8.7 points at 16x4096, the turn waits +12.6 more)
+    print("\nv41 with an add completion latency L (us), the turn order descending:")
+    print("%-14s %-6s %16s %16s %16s" % ("workload", "L", "passes, no waits", "v41", "pass at 0.8 (v43 4)"))
+    for w in ("4x4096", "16x4096", "8192+224x256", "gqa-16x1024"):
+        lens, hq, hkv = workload(w)
+        base = simulate(lens, hq, hkv, "default", "asc")
+        for lat in (0.0, 4.5, 4.8, 5.5):
+            row = [simulate(lens, hq, hkv, "v41", "desc", lat, 1.0, False), simulate(lens, hq, hkv, "v41", "desc", lat),
+                   simulate(lens, hq, hkv, "v41", "desc", lat, 0.8)]
+            print("%-14s %-6.1f" % (w, lat) + "".join(" %7.2f (%+5.1f%%)" % (x, 100 * (x / base - 1)) for x in row))
 
 
 if __name__ == "__main__":

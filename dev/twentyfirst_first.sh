@@ -11,8 +11,10 @@
 #     reorder dQ's adds; the patch's 3, both, is not run); 4 the previous turn passed
 #     before the sub-step's CTA barrier (deterministic; then test_gpu_backward, which
 #     checks two runs bit-identical). Probe 0 again at the end (drift).
-# Predictions (written before the run): 1 -3..-8 points if the add's completion latency
-# is the cost; 2 -0..-2 (a release per sub-step); 4 -2..-5 if 1 says latency, else noise.
+# Predictions (written before the run): 1 -3..-9 points if the add's completion latency
+# is the cost (dev/det_turn_model.py fits L ~ 4.8 us against a 4.3 us sub-step); 2 -0..-2
+# (a release per sub-step); 4 between -3 (the stall hidden by the warps' wait at the CTA
+# barrier) and +18 points (the model: the stall starts 0.2 sub-steps earlier, serially).
 # Promote 4 only if it is faster than 0 beyond the drift and test_gpu_backward passes.
 # Usage (device, repo root): FLAMIA_GIT_COMMIT=<hash> bash dev/twentyfirst_first.sh > $OUT/first.log 2>&1
 set -u
