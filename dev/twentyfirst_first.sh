@@ -18,18 +18,11 @@
 # Promote 4 only if it is faster than 0 beyond the drift and test_gpu_backward passes.
 # Usage (device, repo root): FLAMIA_GIT_COMMIT=<hash> bash dev/twentyfirst_first.sh > $OUT/first.log 2>&1
 set -u
-OUT=${OUT:-/tmp/flamia-out}
-mkdir -p "$OUT" /tmp/probes
-B=build-device
-LOG=/tmp/flamia-build.log
-t0=$(date +%s)
-export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64 # cuBLAS
-build() { ninja -C $B >>$LOG 2>&1 || { grep -E "error|FAILED" -A3 $LOG | head -40; return 1; }; }
-meson setup $B -Dcuda=enabled -Dexperiments=enabled --buildtype=release >$LOG 2>&1 || { tail -30 $LOG; exit 1; }
-build || exit 1
-echo "build ok ($(( $(date +%s) - t0 )) s)"
+. dev/device_lib.sh # OUT, B, dev_setup, dev_build, dev_elapsed, dev_bwd_probe_table
+mkdir -p /tmp/probes
+dev_setup
 timeout 200 bash experiments/latency/device_run.sh sanitize 2>&1 | grep -v "^build ok"
-echo "sanitize done ($(( $(date +%s) - t0 )) s)"
+echo "sanitize done ($(dev_elapsed) s)"
 W=4x4096,16x4096,8192+224x256,gqa-16x1024
 lat() { timeout 90 $B/experiments/latency/latency --workloads $W --recipes mxfp8 --passes bwd --warmup 3 --iters 20 \
           --verify-rows 0 --quiet "$@" 2>&1 | tail -1; }
@@ -37,7 +30,7 @@ git apply dev/backward/v43_det_probe.patch || { echo "patch does not apply"; exi
 H=kernels/sm90/backward_common.cuh
 for m in 0 1 2 4 0; do
   sed -i "s/^#define FLAMIA_DET_PROBE2 .*/#define FLAMIA_DET_PROBE2 $m/" $H
-  build || continue
+  dev_build || continue
   tag=$m; [ -f /tmp/probes/p$m.h5 ] && tag=${m}b
   [ $tag = 0 ] && lat --out /tmp/probes/default.h5
   lat --deterministic --out /tmp/probes/p$tag.h5
@@ -45,27 +38,11 @@ for m in 0 1 2 4 0; do
     timeout 120 $B/tests/gpu/test_gpu_backward > /tmp/probes/test4.log 2>&1; echo "probe 4 test_gpu_backward rc=$?"
     grep "deterministic dQ" /tmp/probes/test4.log | cut -c1-160
   fi
-  echo "probe $tag timed ($(( $(date +%s) - t0 )) s)"
+  echo "probe $tag timed ($(dev_elapsed) s)"
 done
-git checkout -- kernels
-python3 - /tmp/probes <<'PY'
-import sys, os, h5py
-d = sys.argv[1]
-def load(f):
-    t = h5py.File(f, "r")["timings"]
-    return {w.decode(): ms for w, s, ms in zip(t["workload"][...], t["system"][...], t["ms"][...])
-            if s.decode().startswith("flamia-mxfp8")}
-base = load(d + "/default.h5")
-names = {"0": "HEAD", "1": "read, not completion", "2": "relaxed, no fence", "3": "both", "4": "pass before barrier",
-         "0b": "HEAD again"}
-print("%-26s" % "backward ms (mxfp8)" + "".join("%18s" % w for w in base))
-print("%-26s" % "default" + "".join("%18.3f" % v for v in base.values()))
-for tag in ("0", "1", "2", "4", "0b"):
-    f = "%s/p%s.h5" % (d, tag)
-    if not os.path.exists(f):
-        print("%-26s missing" % names[tag]); continue
-    r = load(f)
-    print("%-26s" % names[tag] + "".join("%10.3f %+6.1f%%" % (r[w], 100 * (r[w] / base[w] - 1)) if w in r else "%18s" % "-" for w in base))
-PY
+sed -i "s/^#define FLAMIA_DET_PROBE2 .*/#define FLAMIA_DET_PROBE2 0/" $H
+git apply -R dev/backward/v43_det_probe.patch # HEAD's kernels again
+dev_bwd_probe_table /tmp/probes "0=HEAD" "1=read, not completion" "2=relaxed, no fence" "4=pass before barrier" \
+  "0b=HEAD again"
 tar -C /tmp -cf "$OUT/probes.tar" probes
-echo "total $(( $(date +%s) - t0 )) s"
+echo "total $(dev_elapsed) s"

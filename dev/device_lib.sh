@@ -1,0 +1,44 @@
+# dev/device_lib.sh - the pieces every dev/ device command repeats; source it from the repo
+# root (`. dev/device_lib.sh`). Sets OUT (default /tmp/flamia-out), B (the build folder), LOG,
+# t0 (the start, for dev_elapsed) and the run path to cuBLAS (the FP64 oracle and its tests).
+# The older dev/*_first.sh scripts keep their own copies: they are the record of what ran.
+OUT=${OUT:-/tmp/flamia-out}
+B=build-device
+LOG=/tmp/flamia-build.log
+t0=$(date +%s)
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
+
+dev_elapsed() { echo $(( $(date +%s) - t0 )); }
+# build (or rebuild) $B; on failure the first errors and status 1
+dev_build() { ninja -C $B >>$LOG 2>&1 || { grep -E "error|FAILED" -A3 $LOG | head -40; return 1; }; }
+# configure $B (release, CUDA and the experiments) and build it; exits the script on failure
+dev_setup() {
+  meson setup $B -Dcuda=enabled -Dexperiments=enabled --buildtype=release >$LOG 2>&1 || { tail -30 $LOG; exit 1; }
+  dev_build || exit 1
+  echo "build ok ($(dev_elapsed) s)"
+}
+# dev_bwd_probe_table DIR TAG=LABEL...: the mxfp8 backward's median ms per workload of
+# DIR/default.h5 (the default kernel) and, per TAG, DIR/pTAG.h5 with its cost against it
+# (latency --passes bwd files; a missing file is listed as such)
+dev_bwd_probe_table() {
+  python3 - "$@" <<'PY'
+import sys, os, h5py
+d, specs = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]
+def load(f):
+    t = h5py.File(f, "r")["timings"]
+    return {w.decode(): ms for w, s, ms in zip(t["workload"][...], t["system"][...], t["ms"][...])
+            if s.decode() in ("flamia-mxfp8", "flamia-mxfp8-det")}
+base = load(d + "/default.h5")
+print("%-26s" % "backward ms (mxfp8)" + "".join("%18s" % w for w in base))
+print("%-26s" % "default" + "".join("%18.3f" % v for v in base.values()))
+for tag, label in specs:
+    f = "%s/p%s.h5" % (d, tag)
+    if not os.path.exists(f):
+        print("%-26s missing" % label)
+        continue
+    r = load(f)
+    print("%-26s" % label + "".join("%10.3f %+6.1f%%" % (r[w], 100 * (r[w] / base[w] - 1)) if w in r else "%18s" % "-"
+                                    for w in base))
+PY
+}
