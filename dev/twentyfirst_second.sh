@@ -15,6 +15,7 @@ set -u
 . dev/device_lib.sh # OUT, B, dev_setup, dev_build, dev_elapsed, dev_bwd_probe_table
 rm -rf /tmp/probes; mkdir -p /tmp/probes
 dev_setup
+echo "meson $(meson --version); CUDA objects without header deps: $(ninja -C $B -t deps | grep -c "cu.o: #deps 0")"
 W=4x4096,16x4096,8192+224x256,gqa-16x1024
 lat() { timeout 90 $B/experiments/latency/latency --workloads $W --recipes mxfp8 --passes bwd --warmup 3 --iters 20 \
           --verify-rows 0 --quiet "$@" 2>&1 | tail -1; }
