@@ -33,7 +33,7 @@ if has sanitize; then
     FLAMIA_TEST_SMALL=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/test_gpu_quantize \
       >"$OUT/sanitize-$tool.log" 2>&1; echo "compute-sanitizer $tool test_gpu_quantize: rc=$?"
     for t in test_gpu_api test_gpu_scale_shift; do
-      compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/$t >>"$OUT/sanitize-$tool.log" 2>&1
+      FLAMIA_TEST_SMALL=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/$t >>"$OUT/sanitize-$tool.log" 2>&1
       echo "compute-sanitizer $tool $t: rc=$?"
     done
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-$tool.log" | sort | uniq -c
