@@ -26,7 +26,7 @@ and adds 0.2 sub-steps to it, unless the warps' wait at the CTA barrier hides it
 Twenty-first session: the completion latency is refuted (v43: waiting for the add's source
 read instead of its completion changed nothing). The passes' cost is the release of the
 counter add (MEMBAR.ALL.GPU + ERRBAR before the RED): a relaxed add took ~7 points back at
-16x4096, ~0.4 us a sub-step (0.87 ms over ~2,048 sub-steps an SM), a fixed stall rather than
+16x4096, ~0.35 us a sub-step (0.7 ms over ~2,048 sub-steps an SM), a fixed stall rather than
 a latency the next sub-step could hide. The second table's L is kept as the record of the fit.
 Usage: python3 dev/det_turn_model.py"""
 import heapq
