@@ -490,10 +490,14 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 const bool valid = a > 0.f;
                 sEds[kb * 64 + ql] = valid ? e : NOEXP;
                 sInv[kb * 64 + ql] = valid ? flamia_pow2f(-e) : 0.f;
-                /* dK partial exponent of (key block kb, query block = this warp): max eDS + eQ */
+                /* dK partial exponent of (key block kb, query block = this warp): max eDS + eQ.
+                 * mxfp8: e and valid are the warp's (a was reduced above) and eQ is the 32-query
+                 * block's exponent, repeated for its rows in the document (a prefix from lane 0;
+                 * rows past it hold NOEXP), so lane 0's own value is the maximum: no reduction */
                 int f = valid ? e + sReq[h2 * 64 + ql] : NOEXP;
+                if (KIND != 1)
 #pragma unroll
-                for (int o = 16; o; o >>= 1) f = max(f, __shfl_xor_sync(0xffffffffu, f, o));
+                    for (int o = 16; o; o >>= 1) f = max(f, __shfl_xor_sync(0xffffffffu, f, o));
                 if (lane == 0) sMk[kb * 2 + (ql >> 5)] = f;
                 /* dQ: the block (query ql, key block kb) weighs G = eDS + EKmax, EKmax the max eK
                  * over the row's valid keys of the block (a prefix max; mxfp8: the block's eK).
