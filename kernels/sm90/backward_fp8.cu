@@ -463,7 +463,30 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
              * the lane (xor 16, 8, 4: each step halves the columns a lane keeps), so lane
              * (g, tq) ends with columns 2g, 2g + 1 = queries qn(j = g) + {0, 1}; it stores them
              * in its warp's slot, and the two warps of a 32-key block meet in the reader. */
-            {
+            if (KIND == 1) {
+                /* mxfp8: one maximum per (warp, 32-query block): columns j < 4 are queries 0..31,
+                 * j >= 4 queries 32..63; a tree in the thread, then two independent 5-step
+                 * chains over the warp (max is exact in any order, NaN dropped by fmaxf) */
+                float m[2];
+#pragma unroll
+                for (int b = 0; b < 2; b++) {
+                    float v[8];
+#pragma unroll
+                    for (int c = 0; c < 8; c++)
+                        v[c] = fmaxf(fabsf(dpacc[16 * b + 2 * c]), fabsf(dpacc[16 * b + 2 * c + 1]));
+#pragma unroll
+                    for (int w = 4; w; w >>= 1)
+#pragma unroll
+                        for (int c = 0; c < w; c++) v[c] = fmaxf(v[c], v[c + w]);
+                    m[b] = v[0];
+                }
+#pragma unroll
+                for (int o = 16; o; o >>= 1) {
+                    m[0] = fmaxf(m[0], __shfl_xor_sync(0xffffffffu, m[0], o));
+                    m[1] = fmaxf(m[1], __shfl_xor_sync(0xffffffffu, m[1], o));
+                }
+                if (lane < 2) sAmax[(wg * 4 + wq) * 64 + 32 * lane] = lane ? m[1] : m[0];
+            } else {
                 float v[16];
 #pragma unroll
                 for (int c = 0; c < 16; c++) {
@@ -481,11 +504,9 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                  one 32-query block of one key block. Everything here is the warpgroup's own key
                  blocks: only named (warpgroup) barriers until dQ. */
                 const int kb = wg * 2 + (wtid >> 6), ql = wtid & 63;
-                const float *slot = sAmax + (wg * 4 + 2 * (wtid >> 6)) * 64 + ql; /* its two warps */
-                float a = fmaxf(slot[0], slot[64]);
-                if (KIND == 1)
-#pragma unroll
-                    for (int o = 16; o; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
+                /* its two warps' slots (mxfp8: the query block's one maximum, at its first query) */
+                const float *slot = sAmax + (wg * 4 + 2 * (wtid >> 6)) * 64 + (KIND == 1 ? ql & 32 : ql);
+                const float a = fmaxf(slot[0], slot[64]);
                 const int e = flamia_fmt_block_exponent(a, 0);
                 const bool valid = a > 0.f;
                 sEds[kb * 64 + ql] = valid ? e : NOEXP;
