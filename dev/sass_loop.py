@@ -17,6 +17,9 @@ loop holding any). cuobjdump without the CUDA toolkit's GPU packages: docs/hoppe
 import argparse
 import collections
 import re
+import signal
+
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into head
 
 MARKS = ("SHFL", "QGMMA", "HGMMA", "DEPBAR", "BAR.SYNC", "BAR.ARV", "BRA", "WARPSYNC")
 KINDS = ("MUFU.EX2", "FMNMX", "FMUL", "FFMA", "FADD", "F2FP", "STL", "LDL", "LDS", "STS")

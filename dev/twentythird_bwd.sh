@@ -1,9 +1,13 @@
 #!/bin/bash
-# Prepared in the twenty-second session for the next one (~4 min with dev/backward/bin
-# carried): dev/backward/v49_ckq_table.patch (mxfp8's S factor 2^eK c once a tile in shared
-# memory instead of 16 FMUL a sub-step; exact; prediction in the patch's header), by
-# dev/backward/probe.sh: bytes, the default mode against the reference, timing, then the
-# backward's gpu tests with v49 applied. Promote only if the bytes are the same, the checks
-# and tests pass, and the backward is faster beyond the drift between rounds.
+# Prepared in the twenty-second session for the next one (~7 min with dev/backward/bin
+# carried): three exact variants of the backward's sub-step against the head, by
+# dev/backward/probe.sh (bytes, the default mode against the reference, timing), then the
+# backward's gpu tests with the most complete one (v52) applied. Predictions in the patches'
+# headers:
+#   v50_ds_store_offsets  the dS codes' stores as 4 offsets + immediates (-55 instructions)
+#   v51_ckq_ds            v50 + v49_ckq_table (mxfp8's 2^eK c once a tile; -79 in all)
+#   v52_full_substeps     v51 + a mask-free P path for sub-steps with no masked pair
+# Promote the fastest that is exact (bytes the same), passes the checks and the tests, and
+# beats the head beyond the drift between rounds; v52's tests cover v51's and v50's code.
 # Usage (device, repo root): bash dev/twentythird_bwd.sh > $OUT/run.log 2>&1
-exec env SUITE_WITH=v49_ckq_table bash dev/backward/probe.sh v49_ckq_table
+exec env SUITE_WITH=v52_full_substeps bash dev/backward/probe.sh v50_ds_store_offsets v51_ckq_ds v52_full_substeps
