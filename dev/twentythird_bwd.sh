@@ -1,5 +1,5 @@
 #!/bin/bash
-# Prepared in the twenty-second session for the next one (~7 min with dev/backward/bin
+# Prepared in the twenty-second session for the next one (~7-8 min with dev/backward/bin
 # carried): three exact variants of the backward against the head, each the one before
 # plus one change, by dev/backward/probe.sh (bytes, the default mode against the reference,
 # timing), then the backward's gpu tests with the most complete one (v53) applied.
@@ -12,4 +12,6 @@
 # exact (bytes the same), passes the checks and the tests, and beats the one before it
 # beyond the drift between rounds; v53's tests cover the code of v51 and v52.
 # Usage (device, repo root): bash dev/twentythird_bwd.sh > $OUT/run.log 2>&1
-exec env SUITE_WITH=v53_tile_loads bash dev/backward/probe.sh v51_ckq_ds v52_full_substeps v53_tile_loads
+# LAYOUTS adds two causal 1,536-token documents, so that the bytes cover v52's mask-free path
+# on a causal tile run too (~+1.5 min).
+exec env SUITE_WITH=v53_tile_loads LAYOUTS="rand3000:1 4 2 1|3x1024 4 4 0|2x1536 4 2 1" bash dev/backward/probe.sh v51_ckq_ds v52_full_substeps v53_tile_loads

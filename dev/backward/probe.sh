@@ -2,9 +2,10 @@
 # One backward probe on the device (~4 min for one variant with dev/backward/bin carried):
 # exact variants (dev/backward/vN_NAME.patch against the working tree's backward), each
 # compared with the working tree's own backward (check_head):
-# (1) dev/backward/compare.sh: bytes in the deterministic mode (mxfp8 and exact, two
-#     layouts), the default mode against the reference, the mxfp8 backward alone timed,
-#     alternated, twice ($OUT/bwd_probe.log);
+# (1) dev/backward/compare.sh: bytes in the deterministic mode (mxfp8 and exact; LAYOUTS,
+#     default a random pack with GQA and 3 non-causal 1,024-token documents), the default
+#     mode against the reference, the mxfp8 backward alone timed, alternated, twice
+#     ($OUT/bwd_probe.log);
 # (2) with SUITE_WITH=vN_NAME: that variant applied to the working tree, the library built by
 #     meson, and the gpu tests that run the backward: test_gpu_backward,
 #     test_gpu_consistency, test_gpu_scale_shift ($OUT/suite.log).
@@ -27,7 +28,7 @@ if [ $need = 1 ]; then
     git apply -R dev/backward/$v.patch
   done
 fi
-KINDS="mxfp8 exact" TKINDS="mxfp8" LAYOUTS="rand3000:1 4 2 1|3x1024 4 4 0" \
+KINDS="mxfp8 exact" TKINDS="mxfp8" LAYOUTS="${LAYOUTS:-rand3000:1 4 2 1|3x1024 4 4 0}" \
   WORKLOADS="16x4096 16 16 1|4x4096 16 16 1|rand65536:5 16 16 1" \
   bash dev/backward/compare.sh check_head $(for v in "$@"; do printf 'check_%s ' $v; done) > $OUT/bwd_probe.log 2>&1
 grep -E "==|FAIL|bwd " $OUT/bwd_probe.log
