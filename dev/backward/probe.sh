@@ -28,7 +28,7 @@ if [ $need = 1 ]; then
     git apply -R dev/backward/$v.patch
   done
 fi
-KINDS="mxfp8 exact" TKINDS="mxfp8" LAYOUTS="${LAYOUTS:-rand3000:1 4 2 1|3x1024 4 4 0}" \
+KINDS="mxfp8 exact" TKINDS="${TKINDS:-mxfp8}" LAYOUTS="${LAYOUTS:-rand3000:1 4 2 1|3x1024 4 4 0}" \
   WORKLOADS="16x4096 16 16 1|4x4096 16 16 1|rand65536:5 16 16 1" \
   bash dev/backward/compare.sh check_head $(for v in "$@"; do printf 'check_%s ' $v; done) > $OUT/bwd_probe.log 2>&1
 grep -E "==|FAIL|bwd " $OUT/bwd_probe.log
