@@ -458,11 +458,12 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 p_codes(std::true_type{});
             else
                 p_codes(std::false_type{});
-            /* ---- dS group maxima: per (query, 32-key block). Each warp reduces its 16 key
-             * rows for its 16 query columns c = 2j + e by a butterfly over the 3 row bits of
-             * the lane (xor 16, 8, 4: each step halves the columns a lane keeps), so lane
-             * (g, tq) ends with columns 2g, 2g + 1 = queries qn(j = g) + {0, 1}; it stores them
-             * in its warp's slot, and the two warps of a 32-key block meet in the reader. */
+            /* ---- dS group maxima, each warp's part of them in its slot; the two warps of a
+             * 32-key block meet in the reader. mxfp8: per (32-key, 32-query) block.
+             * mxfp8-exact: per (query, 32-key block): each warp reduces its 16 key rows for its
+             * 16 query columns c = 2j + e by a butterfly over the 3 row bits of the lane (xor
+             * 16, 8, 4: each step halves the columns a lane keeps), so lane (g, tq) ends with
+             * columns 2g, 2g + 1 = queries qn(j = g) + {0, 1}. */
             if (KIND == 1) {
                 /* mxfp8: one maximum per (warp, 32-query block): columns j < 4 are queries 0..31,
                  * j >= 4 queries 32..63; a tree in the thread, then two independent 5-step
@@ -512,7 +513,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 sEds[kb * 64 + ql] = valid ? e : NOEXP;
                 sInv[kb * 64 + ql] = valid ? flamia_pow2f(-e) : 0.f;
                 /* dK partial exponent of (key block kb, query block = this warp): max eDS + eQ.
-                 * mxfp8: e and valid are the warp's (a was reduced above) and eQ is the 32-query
+                 * mxfp8: e and valid are the warp's (a is the 32x32 block's) and eQ is the 32-query
                  * block's exponent, repeated for its rows in the document (a prefix from lane 0;
                  * rows past it hold NOEXP), so lane 0's own value is the maximum: no reduction */
                 int f = valid ? e + sReq[h2 * 64 + ql] : NOEXP;
