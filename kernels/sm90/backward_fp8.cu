@@ -612,7 +612,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
              * scaling runs under them (dV's was the longest wgmma wait); the second one after.
              * The deterministic kernels too since v41 (-2.6 % there at 16x4096, same spills;
              * with the atomics they had spilled 164 bytes for it). A constant rather than a
-             * rewritten block, so the default kernels' code stays that of Table A's run. */
+             * rewritten block: folding it out changes the mxfp8 kernels' SASS (nvcc 13.0). */
             constexpr bool kDkFirst = true;
             float tk0[64];
             if (kDkFirst) {
