@@ -154,7 +154,9 @@ struct SmemF {
     static constexpr int kEKp = kMk + 16 * 4;                /* int [128] */
     static constexpr int kMisc = kEKp + 128 * 4;             /* int [8]: G; deterministic turn row, head per warpgroup */
     static constexpr int kPvf = kMisc + 8 * 4;               /* float [2 warpgroups][128]: dV operand factor */
-    static constexpr int kBar = kPvf + 2 * 128 * 4;          /* uint64 [4] */
+    static constexpr int kKb = kPvf + 2 * 128 * 4;           /* float [4]: mxfp8's 2^eK per 32-key block */
+    static constexpr int kCkq = kKb + 4 * 4;                 /* float [2 warpgroups][2 blocks][128]: mxfp8's 2^eK c */
+    static constexpr int kBar = kCkq + 2 * 2 * 128 * 4;      /* uint64 [4] */
     static constexpr int kBytes = kBar + 32 + 1024;
 };
 
@@ -241,6 +243,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             jkv[hh] = j;
         }
     }
+    /* mxfp8: the block's 2^eK (0 past the document), from the thread holding its first key */
+    if (KIND == 1 && lane == 0 && (wq & 1) == 0) ((float *)(smem + SM::kKb))[kbl] = kf[0];
     if (tid < 128) { /* prefix max of eK inside each 32-key block (valid keys only) */
         const int j = k0 + tid;
         int x = j < len ? (int)p.ke[(size_t)(ds + j) * p.Hkv + hk] : NOEXP;
@@ -273,14 +277,20 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     auto load_tile = [&](int it) {
         const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
         uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;
+        { /* a thread's rows are c0 + 32 i and the permutation keeps 32-row blocks
+             (perm(c0 + 32 i) = perm(c0) + 32 i; sw128 depends on c & 7 only): one address
+             and constant strides instead of the permutation, clamp and swizzle per chunk */
+            const int c0 = tid >> 3, q = tid & 7;
+            const int tok0 = ds + q0 + flamia_fp8_perm_row(c0);
+            const size_t off0 = ((size_t)tok0 * p.Hq + h) * kD + q * 16, step = (size_t)32 * p.Hq * kD;
+            const uint32_t sq = smem_u32(buf + SM::kQ) + sw128(c0, q), sdo = smem_u32(buf + SM::kDO) + sw128(c0, q);
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int ch = tid + i * 256, c = ch >> 3, q = ch & 7;
-            const int tok = ds + q0 + flamia_fp8_perm_row(c);
-            const bool ok = tok < p.T;
-            const size_t off = ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 16;
-            cp_async16(smem_u32(buf + SM::kQ + sw128(c, q)), p.q8 + off, ok);
-            cp_async16(smem_u32(buf + SM::kDO + sw128(c, q)), p.do8 + off, ok);
+            for (int i = 0; i < 4; i++) {
+                const bool ok = tok0 + 32 * i < p.T;
+                const size_t off = ok ? off0 + i * step : 0;
+                cp_async16(sq + i * 4096, p.q8 + off, ok);
+                cp_async16(sdo + i * 4096, p.do8 + off, ok);
+            }
         }
         if (tid == 0) {
             const uint32_t bar = smem_u32(&sBar[b]);
@@ -332,15 +342,16 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
              bwd_pre_do), rows in the staged (permuted) order, MN-major, two 64-dim panels of
              [128 rows][128 B], 128-byte swizzle; completion on sBar[3]. The buffer is free:
              the previous tile's dV MMAs and dQ staging reads finished before the barrier. */
-            const uint32_t dh = smem_u32(smem + SM::kDOh);
             const int h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
+            /* a thread's rows are r0 + 16 i (r0 < 16): perm(r0 + 16 i) = perm(r0) + 16 i */
+            const int r0 = tid >> 4, cc = tid & 15; /* dims 8cc..8cc+7 */
+            const uint32_t dh = smem_u32(smem + SM::kDOh) + (cc >> 3) * (128 * 128) + sw128(r0, cc & 7);
+            const int tok0 = ds + q0 + flamia_fp8_perm_row(r0);
+            const size_t off0 = ((size_t)tok0 * p.Hq + h) * kD + cc * 8, step = (size_t)16 * p.Hq * kD;
 #pragma unroll
             for (int i = 0; i < 8; i++) {
-                const int ch = tid + i * 256, r = ch >> 4, cc = ch & 15; /* dims 8cc..8cc+7 */
-                const int tok = ds + q0 + flamia_fp8_perm_row(r);
-                const bool ok = tok < p.T;
-                cp_async16(dh + (cc >> 3) * (128 * 128) + sw128(r, cc & 7),
-                           p.dof16 + ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + cc * 8, ok);
+                const bool ok = tok0 + 16 * i < p.T;
+                cp_async16(dh + i * 2048, p.dof16 + (ok ? off0 + i * step : 0), ok);
             }
             cp_async_mbar_arrive_noinc(smem_u32(&sBar[3]));
         }
@@ -357,6 +368,17 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         const float *row = (const float *)(smem + SM::kRow + b * SM::kRowBytes);
         const float *sRc = row, *sRsc = row + 128, *sRnr = row + 256, *sRdl = row + 384, *sRdof = row + 512;
         const int *sRqlim = (const int *)row + 768, *sReq = (const int *)row + 896;
+        /* mxfp8: S's factor 2^eK c per (key block, query), once a tile instead of once a
+         * sub-step in every thread: the same FP32 product (a thread past the document used 0
+         * for its block's 2^eK; its P is masked either way). 2^eV 2^eDO the same way made
+         * ptxas spill 144 B in the loop. */
+        float *sCkqW = (float *)(smem + SM::kCkq) + wg * 256;
+        if (KIND == 1) {
+            const float *sKb = (const float *)(smem + SM::kKb);
+            const float c = row[wtid];
+#pragma unroll
+            for (int kb = 0; kb < 2; kb++) sCkqW[kb * 128 + wtid] = sKb[wg * 2 + kb] * c;
+        }
         /* dV's operand factor 2^(eDO - G + 14) per query (<= 2^14 1.07 in F16), one copy per
          * warpgroup, so that only a warpgroup barrier orders it (the record keeps eDO) */
         float *sPvfW = (float *)(smem + SM::kPvf) + wg * 128;
@@ -388,8 +410,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
              * Column pair (j, tq) holds queries qn, qn + 1 (qn = flamia_fp8_perm_row(8j + 2tq),
              * even). */
             uint32_t pa[16]; /* F16 A fragments of P^T 2^(eDO - G + 14), 4 k-steps of 16 queries */
-            auto p_codes = [&](auto direct_tag) {
-            constexpr bool DIRECT = decltype(direct_tag)::value;
+            auto p_codes = [&](auto direct_tag, auto full_tag) {
+            constexpr bool DIRECT = decltype(direct_tag)::value, FULL = decltype(full_tag)::value;
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const int ql = h2 * 64 + acc_query(j, tq4);
@@ -405,9 +427,9 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                  * forward's (test_gpu_consistency, "wide range"; dev/backward/v32_key_fold.patch).
                  * dP's 2^eV goes into 2^eDO the same way. mxfp8-exact's per-token 2^eK stays
                  * per row, as its forward applies it (u = s 2^eK first). */
-                const float2 ckq = make_float2(kf[0] * cr.x, kf[0] * cr.y);
+                const float2 ckq = KIND == 1 ? *(const float2 *)(sCkqW + (wq >> 1) * 128 + ql) : make_float2(0.f, 0.f);
                 const float2 vdo = make_float2(vf[0] * dof.x, vf[0] * dof.y);
-                const int2 qlim = *(const int2 *)(sRqlim + ql);
+                const int2 qlim = FULL ? make_int2(0, 0) : *(const int2 *)(sRqlim + ql);
                 float2 mfr = make_float2(0.f, 0.f); /* the final frames (split path only) */
                 if (!DIRECT) {
                     const size_t r0 = (size_t)(ds + q0 + ql) * p.Hq + h;
@@ -427,14 +449,14 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                                                   : (sacc[4 * j + 2 * hh + e] * kf[hh]) * (e ? cr.y : cr.x);
                         const float E = DIRECT ? exp_frame_direct(t, e ? sc.y : sc.x)
                                                : exp_frame_split_k63(t, (e ? mfr.y : mfr.x) - 8.f);
-                        e256[e] = jkv[hh] <= (e ? qlim.y : qlim.x) ? E : 0.f;
+                        e256[e] = FULL || jkv[hh] <= (e ? qlim.y : qlim.x) ? E : 0.f;
                     }
                     const uint32_t pbc = flamia_cvt_e4m3x2(e256[0], e256[1]);
                     const float2 pb = e4m3x2_to_f2(pbc);
                     if (DBG) { /* row = key jkv[hh], column e = query q0 + ql + e */
 #pragma unroll
                         for (int e = 0; e < 2; e++)
-                            if (jkv[hh] <= (e ? qlim.y : qlim.x))
+                            if (FULL || jkv[hh] <= (e ? qlim.y : qlim.x))
                                 dbg_codes[((size_t)h * p.T + ds + q0 + ql + e) * p.T + ds + jkv[hh]] =
                                     (uint8_t)(pbc >> (8 * e));
                     }
@@ -454,10 +476,19 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 pa[4 * (j >> 1) + 2 * (j & 1) + 1] = f16x2(pv[2], pv[3]);
             }
             };
-            if (p_direct)
-                p_codes(std::true_type{});
-            else
-                p_codes(std::false_type{});
+            /* the warpgroup's 64 keys and the sub-step's 64 queries all valid and, when causal,
+             * every key at or before every query: no pair is masked (most sub-steps of a long
+             * document), so that path drops the limit loads and the 64 compare-selects */
+            const int klast = k0 + wg * 64 + 63;
+            const bool full = qsub + 63 < len && klast < len && (!p.causal || klast <= qsub);
+            if (p_direct) {
+                if (full)
+                    p_codes(std::true_type{}, std::true_type{});
+                else
+                    p_codes(std::true_type{}, std::false_type{});
+            } else {
+                p_codes(std::false_type{}, std::false_type{});
+            }
             /* ---- dS group maxima, each warp's part of them in its slot; the two warps of a
              * 32-key block meet in the reader. mxfp8: per (32-key, 32-query) block.
              * mxfp8-exact: per (query, 32-key block): each warp reduces its 16 key rows for its
@@ -551,14 +582,27 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             bar_named(1 + wg, 128); /* sEds, sInv, sDqOp / sDqS, sMk of this warpgroup's key blocks */
 
             /* ---- dS codes: dK operand (registers), dQ operand (shared memory, [query][key]) */
-            uint8_t *sDS = smem + SM::kDS + h2 * 8192;
+            /* Byte (query qn, key r) of the [64][128] tile sits at qn 128 + ((r / 16) ^ (qn & 7)) 16
+             * + r % 16 (128-byte swizzle). A thread's keys r = 16 C + g + 8 hh share C = r / 16,
+             * and its queries qn = cj + tq4 (cj = acc_query(j, 0), a constant of the unrolled j)
+             * have qn & 7 = (tq4 & 4) | (cj & 2), qn + 1 one more: so every store is one of four
+             * thread constants (k = (cj & 2) | e, e = 0 for qn, 1 for qn + 1) plus an immediate. */
+            uint8_t *sDS = smem + SM::kDS + h2 * 8192 + tq4 * 128;
+            int dsoff[4];
+            {
+                const int c = (wg * 4 + wq) ^ (tq4 & 4);
+#pragma unroll
+                for (int k = 0; k < 4; k++) dsoff[k] = ((c ^ k) << 4) | g;
+            }
+            const uint32_t dqs2[2] = {KIND == 1 ? sDqS[kbl * 2] : 0u, KIND == 1 ? sDqS[kbl * 2 + 1] : 0u};
             uint32_t pk[8];
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const int qn = acc_query(j, tq4); /* even */
+                const int cj = acc_query(j, 0);
                 const float2 inv = *(const float2 *)(sInv + kbl * 64 + qn);
                 const float2 dqop = KIND == 2 ? *(const float2 *)(sDqOp + kbl * 64 + qn) : make_float2(0.f, 0.f);
-                const uint32_t dqs = KIND == 1 ? sDqS[kbl * 2 + (j >> 2)] : 0u;
+                const uint32_t dqs = dqs2[j >> 2];
                 const int2 eds = *(const int2 *)(sEds + kbl * 64 + qn);
                 const int2 eq = *(const int2 *)(sReq + h2 * 64 + qn);
                 const int M = sMk[kbl * 2 + (j >> 2)]; /* this k-step's query block */
@@ -582,10 +626,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                         kc[hh] = flamia_cvt_e4m3x2(dsq.x * sck0, dsq.y * sck1);
                         qc = flamia_cvt_e4m3x2((dsq.x * ekf[hh]) * dqop.x, (dsq.y * ekf[hh]) * dqop.y);
                     }
-                    const int r = rloc[hh];
-                    const int col = (r & 15);
-                    sDS[qn * 128 + (((r >> 4) ^ (qn & 7)) << 4) + col] = (uint8_t)qc;
-                    sDS[(qn + 1) * 128 + (((r >> 4) ^ ((qn + 1) & 7)) << 4) + col] = (uint8_t)(qc >> 8);
+                    sDS[dsoff[cj & 2] + cj * 128 + 8 * hh] = (uint8_t)qc;
+                    sDS[dsoff[(cj & 2) | 1] + (cj + 1) * 128 + 8 * hh] = (uint8_t)__byte_perm(qc, 0u, 0x4441);
                 }
                 const int bb = j >> 2, jj = j & 3;
                 const int base = 4 * bb + ((jj >> 1) << 1);
