@@ -16,6 +16,10 @@ WORKLOADS=${WORKLOADS:-4x4096 16x4096 16x1024 64x1024 8192+32x256 8192+224x256 l
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 if [ ! -f $B/build.ninja ]; then
   $MESON setup $B -Dcuda=enabled -Dexperiments=enabled >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+else
+  # a build dir left by another script (dev/backward/probe.sh sets experiments off) must
+  # still build the latency driver
+  $MESON configure $B -Dcuda=enabled -Dexperiments=enabled >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 fi
 ninja -C $B >>"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$OUT/build.log" | head -60; exit 1; }
 echo "build ok"
