@@ -48,11 +48,11 @@
  * previous tile's buffer is free, so the next tile's loads go out right after).
  * Epilogue: dK scaled (and rotated back), dV times 2^(G - 14), both through shared memory
  * (stmatrix) and out as whole 256-byte rows.
- * STATUS: v40 (seventeenth session, 2026-12-01; dQ's key-block pairs folded): 9.88-9.93 ms
- * at 16x4096 mxfp8 in the dev harness for the whole backward (v3 18.1, v9 11.34, v28 10.18,
- * v30 10.01, the mxfp8 association fix 10.06-10.08). The dK / dV code path is unchanged
- * by v40; dQ differs from the exact option only as numerics.md 4.6 allows.
- * The main kernel costs ~8.7 us per tile pair against ~2 us of tensor work.
+ * STATUS: v59 (twenty-third session, 2026-12-02; mxfp8's exponents per block in registers,
+ * S before dP): 8.79 ms at 16x4096 mxfp8 in the dev harness for the whole backward (v3
+ * 18.1, v9 11.34, v28 10.18, v40 9.88, v53 9.28). dQ differs from the exact option only as
+ * numerics.md 4.6 allows. The main kernel costs ~8 us per tile pair against ~2 us of
+ * tensor work.
  * docs/perf-notes.md "Backward kernel".
  */
 #include <cuda.h>
@@ -149,8 +149,8 @@ struct SmemF {
     static constexpr int kDqf = kInv + 4 * 64 * 4;           /* float [2][2][64]: scale 2^F, dQ chain factor per sub-step parity */
     static constexpr int kDqOp = kDqf + 2 * 2 * 64 * 4;      /* float [4][64]: mxfp8-exact's dQ operand factor 2^(G - F - EKmax) */
     static constexpr int kGq = kDqOp + 4 * 64 * 4;           /* int [4][64]: G = eDS + EKmax per (key block, query) */
-    static constexpr int kDqS = kGq + 4 * 64 * 4;            /* F16x2 [4][2]: mxfp8's dQ operand factor 2^-s per (key, query) block */
-    static constexpr int kMk = kDqS + 8 * 4;                 /* int [4][2] (+pad): dK partial exponent per (key, query) block */
+    static constexpr int kDqS = kGq + 4 * 64 * 4;            /* unused since v59 (mxfp8's 2^-s in registers); kept: the layout measured */
+    static constexpr int kMk = kDqS + 8 * 4;                 /* int [4][2] (+pad): mxfp8-exact's dK partial exponent per (key, query) block */
     static constexpr int kEKp = kMk + 16 * 4;                /* int [128] */
     static constexpr int kMisc = kEKp + 128 * 4;             /* int [8]: G; deterministic turn row, head per warpgroup */
     static constexpr int kPvf = kMisc + 8 * 4;               /* float [2 warpgroups][128]: dV operand factor */
@@ -177,7 +177,6 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     int *sEds = (int *)(smem + SM::kEds), *sMk = (int *)(smem + SM::kMk);
     float *sInv = (float *)(smem + SM::kInv), *sDqf = (float *)(smem + SM::kDqf), *sDqOp = (float *)(smem + SM::kDqOp);
     int *sGq = (int *)(smem + SM::kGq);
-    uint32_t *sDqS = (uint32_t *)(smem + SM::kDqS);
     int *sEKp = (int *)(smem + SM::kEKp), *sMisc = (int *)(smem + SM::kMisc);
     uint64_t *sBar = (uint64_t *)(smem + SM::kBar);
 
@@ -391,9 +390,15 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             if (qsub >= len) break;
             float sacc[32], dpacc[32];
             wgmma_fence();
+            /* mxfp8: S and dP in two commit groups, S first, so that P's codes and dV's
+             * operand are built while dP's products run (dS after, in a loop of its own;
+             * -1.0 % at 16x4096). mxfp8-exact keeps one group and dS inside P's loop: the
+             * split measured +1 % there (dev/backward/v58_s_first.patch). */
+            constexpr bool kSFirst = KIND == 1;
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 bwd_wgmma_e4m3_ss_n64(sacc, desc_sw128(aK + wg * 8192 + k * 32), desc_sw128(aQ + h2 * 8192 + k * 32), k);
+            if (kSFirst) wgmma_commit();
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 bwd_wgmma_e4m3_ss_n64(dpacc, desc_sw128(aV + wg * 8192 + k * 32), desc_sw128(aDO + h2 * 8192 + k * 32), k);
@@ -402,9 +407,14 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 mbar_wait(smem_u32(&sBar[3]), (uint32_t)(it & 1));
                 fence_proxy_async();
             }
-            wgmma_wait<0>();
-            reg_fence(sacc);
-            reg_fence(dpacc);
+            if (kSFirst) {
+                wgmma_wait<1>();
+                reg_fence(sacc);
+            } else {
+                wgmma_wait<0>();
+                reg_fence(sacc);
+                reg_fence(dpacc);
+            }
 
             /* ---- P (forward's codes, final frame), dS (kept in dpacc), dV operand.
              * Column pair (j, tq) holds queries qn, qn + 1 (qn = flamia_fp8_perm_row(8j + 2tq),
@@ -464,9 +474,12 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                     for (int e = 0; e < 2; e++) {
                         const int idx = 4 * j + 2 * hh + e;
                         const float P = (e ? pb.y : pb.x) * (e ? nr.y : nr.x);
-                        const float dP = KIND == 1 ? dpacc[idx] * (e ? vdo.y : vdo.x)
-                                                   : (dpacc[idx] * vf[hh]) * (e ? dof.y : dof.x);
-                        dpacc[idx] = P * (dP - (e ? dl.y : dl.x));
+                        if (kSFirst) {
+                            sacc[idx] = P; /* dS below, once dP has landed */
+                        } else {
+                            const float dP = (dpacc[idx] * vf[hh]) * (e ? dof.y : dof.x);
+                            dpacc[idx] = P * (dP - (e ? dl.y : dl.x));
+                        }
                         pv[2 * hh + e] = P * (e ? pvf.y : pvf.x);
                     }
                 }
@@ -488,6 +501,23 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                     p_codes(std::true_type{}, std::false_type{});
             } else {
                 p_codes(std::false_type{}, std::false_type{});
+            }
+            if (kSFirst) { /* dS = P (dP - D) in dpacc */
+                wgmma_wait<0>();
+                reg_fence(dpacc);
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const int ql = h2 * 64 + acc_query(j, tq4);
+                    const float2 dl = *(const float2 *)(sRdl + ql), dof = *(const float2 *)(sRdof + ql);
+                    const float2 vdo = make_float2(vf[0] * dof.x, vf[0] * dof.y);
+#pragma unroll
+                    for (int hh = 0; hh < 2; hh++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const int idx = 4 * j + 2 * hh + e;
+                            dpacc[idx] = sacc[idx] * (dpacc[idx] * (e ? vdo.y : vdo.x) - (e ? dl.y : dl.x));
+                        }
+                }
             }
             /* ---- dS group maxima, each warp's part of them in its slot; the two warps of a
              * 32-key block meet in the reader. mxfp8: per (32-key, 32-query) block.
@@ -532,28 +562,57 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 *reinterpret_cast<float2 *>(sAmax + (wg * 4 + wq) * 64 + qn) = make_float2(v[0], v[1]);
             }
             bar_named(1 + wg, 128);
-            { /* exponent of group (block kb, query ql): thread wtid of warpgroup wg; a warp is
-                 one 32-query block of one key block. Everything here is the warpgroup's own key
-                 blocks: only named (warpgroup) barriers until dQ. */
+            /* mxfp8: the dS exponent, the dK partial exponent M and the dQ operand factor are
+             * one number per 32x32 block, so each warp derives its warpgroup's four blocks (2
+             * key blocks x 2 query blocks) from the slots itself: lane l takes block (x = l & 1,
+             * qb = (l >> 1) & 1), the pair's G comes from lane l ^ 1, and every lane takes its
+             * own key block's two by shuffles. No exchange through shared memory: one warpgroup
+             * barrier instead of three. Each is the value the per-row path below computes at
+             * the block's first query; dQ's row factor too, for every row of the block (a
+             * query block and a key block start at 32-token multiples of the document, so
+             * every query of a block sees the same valid keys of a key block, whose eK is one). */
+            float invr[2] = {0.f, 0.f}, dkf[2] = {0.f, 0.f}; /* my key block, per query block */
+            uint32_t dqsr[2] = {0u, 0u};
+            if (KIND == 1) {
+                const int x = lane & 1, qb = (lane >> 1) & 1, kb = wg * 2 + x;
+                const int i = qsub + 32 * qb;
+                const int last = (p.causal ? min(i, len - 1) : len - 1) - k0; /* tile-local, >= 0 */
+                const float *slot = sAmax + (wg * 4 + 2 * x) * 64 + 32 * qb;
+                const float a = fmaxf(slot[0], slot[64]);
+                const int e = flamia_fmt_block_exponent(a, 0), ekm = sEKp[min(last, kb * 32 + 31)];
+                const bool v = a > 0.f;
+                const int gq = v && last >= kb * 32 ? e + ekm : NOEXP;
+                const int F = max(gq, __shfl_xor_sync(0xffffffffu, gq, 1));
+                const float inv = v ? flamia_pow2f(-e) : 0.f;
+                const float dk = v ? pow2z(e + sReq[h2 * 64 + 32 * qb]) : 0.f;
+                const uint32_t dqs = gq == NOEXP ? 0u : flamia_f16x2_pow2_neg(F - gq);
+                const int x1 = wq >> 1;
+#pragma unroll
+                for (int b = 0; b < 2; b++) {
+                    invr[b] = __shfl_sync(0xffffffffu, inv, x1 + 2 * b);
+                    dkf[b] = __shfl_sync(0xffffffffu, dk, x1 + 2 * b);
+                    dqsr[b] = __shfl_sync(0xffffffffu, dqs, x1 + 2 * b);
+                }
+                /* per sub-step parity: the other warpgroup may still read the previous one's */
+                const float dqf = __shfl_sync(0xffffffffu, pow2z(F) * p.scale, 2 * (wq & 1));
+                if (wq < 2) sDqf[(h2 * 2 + wg) * 64 + wtid] = dqf; /* rows of query block wq */
+            } else { /* mxfp8-exact: exponent of group (block kb, query ql): thread wtid of
+                 warpgroup wg; a warp is one 32-query block of one key block. Everything here is
+                 the warpgroup's own key blocks: only named (warpgroup) barriers until dQ. */
                 const int kb = wg * 2 + (wtid >> 6), ql = wtid & 63;
-                /* its two warps' slots (mxfp8: the query block's one maximum, at its first query) */
-                const float *slot = sAmax + (wg * 4 + 2 * (wtid >> 6)) * 64 + (KIND == 1 ? ql & 32 : ql);
+                const float *slot = sAmax + (wg * 4 + 2 * (wtid >> 6)) * 64 + ql; /* its two warps' slots */
                 const float a = fmaxf(slot[0], slot[64]);
                 const int e = flamia_fmt_block_exponent(a, 0);
                 const bool valid = a > 0.f;
                 sEds[kb * 64 + ql] = valid ? e : NOEXP;
                 sInv[kb * 64 + ql] = valid ? flamia_pow2f(-e) : 0.f;
-                /* dK partial exponent of (key block kb, query block = this warp): max eDS + eQ.
-                 * mxfp8: e and valid are the warp's (a is the 32x32 block's) and eQ is the 32-query
-                 * block's exponent, repeated for its rows in the document (a prefix from lane 0;
-                 * rows past it hold NOEXP), so lane 0's own value is the maximum: no reduction */
+                /* dK partial exponent of (key block kb, query block = this warp): max eDS + eQ */
                 int f = valid ? e + sReq[h2 * 64 + ql] : NOEXP;
-                if (KIND != 1)
 #pragma unroll
-                    for (int o = 16; o; o >>= 1) f = max(f, __shfl_xor_sync(0xffffffffu, f, o));
+                for (int o = 16; o; o >>= 1) f = max(f, __shfl_xor_sync(0xffffffffu, f, o));
                 if (lane == 0) sMk[kb * 2 + (ql >> 5)] = f;
                 /* dQ: the block (query ql, key block kb) weighs G = eDS + EKmax, EKmax the max eK
-                 * over the row's valid keys of the block (a prefix max; mxfp8: the block's eK).
+                 * over the row's valid keys of the block (a prefix max).
                  * The warpgroup's two key blocks go into one chain of two k=32 products with the
                  * factor scale 2^F, F = the larger G of the pair (numerics.md 4.6, the operand
                  * fold): the A operand of a block 2^s below it (s = F - G) is its dS scaled by
@@ -569,17 +628,12 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 sGq[kb * 64 + ql] = gq;
                 bar_named(1 + wg, 128); /* the pair's G */
                 const int F = max(gq, sGq[(kb ^ 1) * 64 + ql]);
-                /* the operand factor: mxfp8 2^-s on the code (s is one number per 32x32 block:
-                 * its eDS, eK and validity are the block's), mxfp8-exact dS^ 2^(eK_j - EKmax - s) */
-                if (KIND == 1) {
-                    if ((ql & 31) == 0) sDqS[kb * 2 + (ql >> 5)] = gq == NOEXP ? 0u : flamia_f16x2_pow2_neg(F - gq);
-                } else {
-                    sDqOp[kb * 64 + ql] = gq == NOEXP ? 0.f : pow2b(-ekm) * pow2b(gq - F);
-                }
+                /* the operand factor dS^ 2^(eK_j - EKmax - s) */
+                sDqOp[kb * 64 + ql] = gq == NOEXP ? 0.f : pow2b(-ekm) * pow2b(gq - F);
                 /* per sub-step parity: the other warpgroup may still read the previous one's */
                 if ((wtid >> 6) == 0) sDqf[(h2 * 2 + wg) * 64 + ql] = pow2z(F) * p.scale;
+                bar_named(1 + wg, 128); /* sEds, sInv, sDqOp, sMk of this warpgroup's key blocks */
             }
-            bar_named(1 + wg, 128); /* sEds, sInv, sDqOp / sDqS, sMk of this warpgroup's key blocks */
 
             /* ---- dS codes: dK operand (registers), dQ operand (shared memory, [query][key]) */
             /* Byte (query qn, key r) of the [64][128] tile sits at qn 128 + ((r / 16) ^ (qn & 7)) 16
@@ -594,18 +648,17 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 #pragma unroll
                 for (int k = 0; k < 4; k++) dsoff[k] = ((c ^ k) << 4) | g;
             }
-            const uint32_t dqs2[2] = {KIND == 1 ? sDqS[kbl * 2] : 0u, KIND == 1 ? sDqS[kbl * 2 + 1] : 0u};
             uint32_t pk[8];
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const int qn = acc_query(j, tq4); /* even */
                 const int cj = acc_query(j, 0);
-                const float2 inv = *(const float2 *)(sInv + kbl * 64 + qn);
+                const float2 inv = KIND == 1 ? make_float2(invr[j >> 2], invr[j >> 2]) : *(const float2 *)(sInv + kbl * 64 + qn);
                 const float2 dqop = KIND == 2 ? *(const float2 *)(sDqOp + kbl * 64 + qn) : make_float2(0.f, 0.f);
-                const uint32_t dqs = dqs2[j >> 2];
-                const int2 eds = *(const int2 *)(sEds + kbl * 64 + qn);
-                const int2 eq = *(const int2 *)(sReq + h2 * 64 + qn);
-                const int M = sMk[kbl * 2 + (j >> 2)]; /* this k-step's query block */
+                const uint32_t dqs = dqsr[j >> 2];
+                const int2 eds = KIND == 2 ? *(const int2 *)(sEds + kbl * 64 + qn) : make_int2(0, 0);
+                const int2 eq = KIND == 2 ? *(const int2 *)(sReq + h2 * 64 + qn) : make_int2(0, 0);
+                const int M = KIND == 2 ? sMk[kbl * 2 + (j >> 2)] : 0; /* this k-step's query block */
                 uint32_t kc[2]; /* dK operand codes, rows hh */
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++) {
@@ -671,7 +724,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             if (kDkFirst) {
                 wgmma_wait<1>(); /* dK's first partial landed; dV may still run */
                 reg_fence(tk0);
-                const float f = pow2z(sMk[kbl * 2]);
+                const float f = KIND == 1 ? dkf[0] : pow2z(sMk[kbl * 2]);
 #pragma unroll
                 for (int x = 0; x < 64; x++) dkacc[x] = fmaf(tk0[x], f, dkacc[x]);
             }
@@ -684,7 +737,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 wgmma_commit();
                 wgmma_wait<0>();
                 reg_fence(tk);
-                const float f = pow2z(sMk[kbl * 2 + k]);
+                const float f = KIND == 1 ? dkf[k] : pow2z(sMk[kbl * 2 + k]);
 #pragma unroll
                 for (int x = 0; x < 64; x++) dkacc[x] = fmaf(tk[x], f, dkacc[x]);
             }
