@@ -12,6 +12,7 @@
 # Each part's log is written under $OUT as it finishes (a cut run keeps what ran). Binaries
 # are built by the lines below, here (then carry dev/backward/bin) or on the device (git
 # apply: no history needed there).
+# Env: LAYOUTS (the checked packs), TKINDS (the timed recipes, default mxfp8), WORKLOADS (the timed shapes).
 # Usage (device, repo root): [SUITE_WITH=v49_ckq_table] bash dev/backward/probe.sh v49_ckq_table [...] > $OUT/run.log 2>&1
 set -u
 OUT=${OUT:-/tmp/flamia-out}
@@ -29,7 +30,7 @@ if [ $need = 1 ]; then
   done
 fi
 KINDS="mxfp8 exact" TKINDS="${TKINDS:-mxfp8}" LAYOUTS="${LAYOUTS:-rand3000:1 4 2 1|3x1024 4 4 0}" \
-  WORKLOADS="16x4096 16 16 1|4x4096 16 16 1|rand65536:5 16 16 1" \
+  WORKLOADS="${WORKLOADS:-16x4096 16 16 1|4x4096 16 16 1|rand65536:5 16 16 1}" \
   bash dev/backward/compare.sh check_head $(for v in "$@"; do printf 'check_%s ' $v; done) > $OUT/bwd_probe.log 2>&1
 grep -E "==|FAIL|bwd " $OUT/bwd_probe.log
 [ -n "${SUITE_WITH:-}" ] || exit 0
