@@ -435,10 +435,9 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                  * fl(fl(s 2^eK) c 2^eQ) is the same number only while s 2^eK is exact in FP32:
                  * with a large K and a small softmax scale it overflowed, and P was not the
                  * forward's (test_gpu_consistency, "wide range"; dev/backward/v32_key_fold.patch).
-                 * dP's 2^eV goes into 2^eDO the same way. mxfp8-exact's per-token 2^eK stays
-                 * per row, as its forward applies it (u = s 2^eK first). */
+                 * dP's 2^eV goes into 2^eDO the same way (the dS loop below). mxfp8-exact's
+                 * per-token 2^eK stays per row, as its forward applies it (u = s 2^eK first). */
                 const float2 ckq = KIND == 1 ? *(const float2 *)(sCkqW + (wq >> 1) * 128 + ql) : make_float2(0.f, 0.f);
-                const float2 vdo = make_float2(vf[0] * dof.x, vf[0] * dof.y);
                 const int2 qlim = FULL ? make_int2(0, 0) : *(const int2 *)(sRqlim + ql);
                 float2 mfr = make_float2(0.f, 0.f); /* the final frames (split path only) */
                 if (!DIRECT) {
