@@ -8,10 +8,4 @@
 export OMP_NUM_THREADS=16
 KEEP_LOGS=1 LAT_ARGS="--pass-budget 3" bash experiments/latency/device_run.sh ours peers flex
 ( cd "${OUT:-/tmp/flamia-out}" && f=$(ls *.log *.txt *.csv 2>/dev/null | grep -v '^final.log$'); tar czf logs.tgz $f && rm -f $f )
-exec > >(tee "${OUT:-/tmp/flamia-out}/ncu_train.md") 2>&1
-export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
-L=build-device/experiments/latency/latency
-args="--workloads 16x4096 --recipes mxfp8 --passes train --warmup 1 --iters 3 --pass-budget 0 --verify-rows 0 --quiet"
-bash dev/ncu_durations.sh train "quantize|fwd_kernel|bwd_pre_do|bwd_main|bwd_dq_out" $L $args --out /tmp/ncu.h5 > /tmp/ncu.txt
-echo "== train step kernels (median us over the launches)"
-python3 dev/ncu_medians.py /tmp/ncu.txt
+exec bash dev/ncu_train_step.sh
