@@ -169,6 +169,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                                               uint8_t *dbg_codes) {
     using SM = SmemF;
     constexpr int NOEXP = -1000;
+    constexpr bool kWarpAdds = KIND == 1 && !DET; /* dQ's reduce-adds issued per warp (v62) */
     extern __shared__ __align__(1024) uint8_t smem_raw[];
     /* 1024-byte alignment by pointer arithmetic on the shared array itself (keeps the
      * shared state space visible to the compiler: LDS/STS/ATOMS, not generic accesses) */
@@ -329,7 +330,9 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     for (int it = 0; it < nit; it++) {
         const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
         asm volatile("cp.async.wait_group 0;\n" ::: "memory"); /* tile it (and K, V) landed: nothing newer in flight */
-        if (!DBG && wtid == 0) bulk_wait_read_all(); /* dQ staging read before its regions are reloaded */
+        /* dQ staging read before its regions are reloaded (mxfp8 default: by every thread, though
+         * only the warps' lane 0 have groups: predicated on lane 0, ptxas spilled 144 B) */
+        if (!DBG && (kWarpAdds || wtid == 0)) bulk_wait_read_all();
         fence_proxy_async();
         /* every thread's copies of tile it are visible, and every thread is done with tile
          * it-1, whose buffer ((it+1) & 1) now takes tile it+1 (a whole tile of lead). The
@@ -541,12 +544,13 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                         for (int c = 0; c < w; c++) v[c] = fmaxf(v[c], v[c + w]);
                     m[b] = v[0];
                 }
+                /* over the warp: one REDUX each instead of a 5-step shuffle chain. Every value is
+                 * an |x| (sign bit clear), so the unsigned maximum of the bits is fmaxf's; NaN
+                 * (a thread whose values are all NaN) goes in as 0, which fmaxf would have dropped */
+                unsigned u[2];
 #pragma unroll
-                for (int o = 16; o; o >>= 1) {
-                    m[0] = fmaxf(m[0], __shfl_xor_sync(0xffffffffu, m[0], o));
-                    m[1] = fmaxf(m[1], __shfl_xor_sync(0xffffffffu, m[1], o));
-                }
-                if (lane < 2) sAmax[(wg * 4 + wq) * 64 + 32 * lane] = lane ? m[1] : m[0];
+                for (int b = 0; b < 2; b++) u[b] = __reduce_max_sync(0xffffffffu, m[b] == m[b] ? __float_as_uint(m[b]) : 0u);
+                if (lane < 2) sAmax[(wg * 4 + wq) * 64 + 32 * lane] = __uint_as_float(lane ? u[1] : u[0]);
             } else {
                 float v[16];
 #pragma unroll
@@ -606,9 +610,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                 sEds[kb * 64 + ql] = valid ? e : NOEXP;
                 sInv[kb * 64 + ql] = valid ? flamia_pow2f(-e) : 0.f;
                 /* dK partial exponent of (key block kb, query block = this warp): max eDS + eQ */
-                int f = valid ? e + sReq[h2 * 64 + ql] : NOEXP;
-#pragma unroll
-                for (int o = 16; o; o >>= 1) f = max(f, __shfl_xor_sync(0xffffffffu, f, o));
+                /* over the warp by one REDUX (a signed maximum) instead of a 5-step shuffle chain */
+                const int f = __reduce_max_sync(0xffffffffu, valid ? e + sReq[h2 * 64 + ql] : NOEXP);
                 if (lane == 0) sMk[kb * 2 + (ql >> 5)] = f;
                 /* dQ: the block (query ql, key block kb) weighs G = eDS + EKmax, EKmax the max eK
                  * over the row's valid keys of the block (a prefix max).
@@ -768,12 +771,17 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 
             /* ---- dQ partial: rows = queries (natural order), cols = dims 64 wg + 8j + 2tq */
             if (!DBG) {
-                /* v7: staged in shared memory as two [64 queries][32 dims] FP32 boxes (128-byte
-                 * swizzle) and added by two TMA reduce-adds (one thread), instead of 16 FP32x2
-                 * REDs per thread. The staging reuses what sub-step h2 has finished with in both
-                 * warpgroups (barrier C above): rows 64 h2.. of the F16 dO panel wg (dims 0-31)
-                 * and of the Q (wg 0) / dO (wg 1) row tile (dims 32-63). Rows past the document
-                 * add exact zeros (their dS codes are 0) to the next document's rows. */
+                /* v7: staged in shared memory as two [64 queries][32 dims] FP32 tiles (128-byte
+                 * swizzle) and added by TMA reduce-adds of [16 queries][32 dims] boxes, instead
+                 * of 16 FP32x2 REDs per thread: mxfp8's default kernel, each warp's lane 0 the
+                 * warp's own 16 rows as [16][32] boxes (no warpgroup barrier; v62), the others
+                 * thread 0 all 64 rows as [64][32] boxes after the warpgroup's barrier (the
+                 * deterministic ones in its turn; the box is the tensor map's, made per kernel
+                 * by make_dq_map). The
+                 * staging reuses what sub-step h2 has finished with in both warpgroups (barrier
+                 * C above): rows 64 h2.. of the F16 dO panel wg (dims 0-31) and of the Q (wg 0)
+                 * / dO (wg 1) row tile (dims 32-63). Rows past the document add exact zeros
+                 * (their dS codes are 0) to the next document's rows. */
                 uint8_t *stA = smem + SM::kDOh + wg * (128 * 128) + h2 * 8192;
                 uint8_t *stB = buf + (wg ? SM::kDO : SM::kQ) + h2 * 8192;
 #pragma unroll
@@ -787,17 +795,27 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
                     }
                 }
                 fence_proxy_async();
-                bar_named(1 + wg, 128);
-                if (wtid == 0) {
-                    if (DET) { /* v41: my turn among query tile m's contributors, key tiles last .. 0 */
-                        if (sMisc[2 + wg] >= 0) dq_turn_pass_half(p.dq_turn + (size_t)sMisc[2 + wg] * p.Hq + sMisc[4 + wg]);
-                        sMisc[2 + wg] = ds + qsub;
-                        sMisc[4 + wg] = h;
-                        dq_turn_wait_half(p.dq_turn + (size_t)(ds + qsub) * p.Hq + h, (p.causal ? q0 / 128 : nqt - 1) - n);
+                if (kWarpAdds) {
+                    __syncwarp();
+                    if (lane == 0) { /* g = 0: row wq * 16 + g is the warp's first */
+                        const int row = wq * 16 + g;
+                        tma_reduce_add_3d(&tm_dq, smem_u32(stA + row * 128), 64 * wg, h, ds + qsub + row);
+                        tma_reduce_add_3d(&tm_dq, smem_u32(stB + row * 128), 64 * wg + 32, h, ds + qsub + row);
+                        bulk_commit_group();
                     }
-                    tma_reduce_add_3d(&tm_dq, smem_u32(stA), 64 * wg, h, ds + qsub);
-                    tma_reduce_add_3d(&tm_dq, smem_u32(stB), 64 * wg + 32, h, ds + qsub);
-                    bulk_commit_group();
+                } else {
+                    bar_named(1 + wg, 128);
+                    if (wtid == 0) {
+                        if (DET) { /* v41: my turn among query tile m's contributors, key tiles last .. 0 */
+                            if (sMisc[2 + wg] >= 0) dq_turn_pass_half(p.dq_turn + (size_t)sMisc[2 + wg] * p.Hq + sMisc[4 + wg]);
+                            sMisc[2 + wg] = ds + qsub;
+                            sMisc[4 + wg] = h;
+                            dq_turn_wait_half(p.dq_turn + (size_t)(ds + qsub) * p.Hq + h, (p.causal ? q0 / 128 : nqt - 1) - n);
+                        }
+                        tma_reduce_add_3d(&tm_dq, smem_u32(stA), 64 * wg, h, ds + qsub);
+                        tma_reduce_add_3d(&tm_dq, smem_u32(stB), 64 * wg + 32, h, ds + qsub);
+                        bulk_commit_group();
+                    }
                 }
             } else { /* the debug run: FP32 atomics */
 #pragma unroll
@@ -905,7 +923,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     }
     /* the dQ reduce-adds complete before the CTA exits (their shared-memory staging stays
      * valid); waited last, so the dK / dV stores go out meanwhile */
-    if (!DBG && wtid == 0) {
+    if (!DBG && (kWarpAdds ? lane == 0 : wtid == 0)) {
         bulk_wait_all();
         if (DET && sMisc[2 + wg] >= 0) dq_turn_pass_half(p.dq_turn + (size_t)sMisc[2 + wg] * p.Hq + sMisc[4 + wg]);
     }
@@ -926,12 +944,14 @@ __global__ void __launch_bounds__(256, 1)
 
 /* ================================================================ host */
 
-static bool make_dq_map(CUtensorMap *map, float *dq_acc, int T, int Hq) {
+/* rows: the box's query rows, 16 where each warp adds its own (mxfp8's default kernel), 64
+ * where one thread adds the warpgroup's */
+static bool make_dq_map(CUtensorMap *map, float *dq_acc, int T, int Hq, int rows) {
     flamia_encode_tiled_fn enc = flamia_encode_tiled();
     if (!enc) return false;
     const cuuint64_t dims[3] = {(cuuint64_t)kD, (cuuint64_t)Hq, (cuuint64_t)T};
     const cuuint64_t strides[2] = {(cuuint64_t)kD * 4, (cuuint64_t)Hq * kD * 4};
-    const cuuint32_t box[3] = {32, 1, 64};
+    const cuuint32_t box[3] = {32, 1, (cuuint32_t)rows};
     const cuuint32_t estr[3] = {1, 1, 1};
     return enc(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, dq_acc, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -970,7 +990,7 @@ cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainPara
     /* the kernel (and its debug twin) read Q^T, K^T through these maps */
     CUtensorMap mq, mk, mdq;
     if (!flamia_tma_transposed_codes(&mq, qt_codes, t_vpad, kD, mp.Hq, 128) ||
-        !flamia_tma_transposed_codes(&mk, kt_codes, t_vpad, kD, mp.Hkv, 128) || !make_dq_map(&mdq, mp.dq_acc, mp.T, mp.Hq))
+        !flamia_tma_transposed_codes(&mk, kt_codes, t_vpad, kD, mp.Hkv, 128) || !make_dq_map(&mdq, mp.dq_acc, mp.T, mp.Hq, kind == FLAMIA_SM90_MXFP8 && !det ? 16 : 64))
         return cudaErrorNotSupported;
     if (dbg_codes)
         return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, mq, mk, dbg_codes, stream)
