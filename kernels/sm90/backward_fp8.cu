@@ -772,16 +772,15 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
             /* ---- dQ partial: rows = queries (natural order), cols = dims 64 wg + 8j + 2tq */
             if (!DBG) {
                 /* v7: staged in shared memory as two [64 queries][32 dims] FP32 tiles (128-byte
-                 * swizzle) and added by TMA reduce-adds of [16 queries][32 dims] boxes, instead
-                 * of 16 FP32x2 REDs per thread: mxfp8's default kernel, each warp's lane 0 the
-                 * warp's own 16 rows as [16][32] boxes (no warpgroup barrier; v62), the others
-                 * thread 0 all 64 rows as [64][32] boxes after the warpgroup's barrier (the
-                 * deterministic ones in its turn; the box is the tensor map's, made per kernel
-                 * by make_dq_map). The
-                 * staging reuses what sub-step h2 has finished with in both warpgroups (barrier
-                 * C above): rows 64 h2.. of the F16 dO panel wg (dims 0-31) and of the Q (wg 0)
-                 * / dO (wg 1) row tile (dims 32-63). Rows past the document add exact zeros
-                 * (their dS codes are 0) to the next document's rows. */
+                 * swizzle) and added by TMA reduce-adds, instead of 16 FP32x2 REDs per thread:
+                 * in mxfp8's default kernel each warp's lane 0 adds the warp's own 16 rows as
+                 * [16][32] boxes (no warpgroup barrier; v62), in the others thread 0 adds all
+                 * 64 rows as [64][32] boxes after the warpgroup's barrier (the deterministic
+                 * ones in its turn; the box is the tensor map's, made per kernel by
+                 * make_dq_map). The staging reuses what sub-step h2 has finished with in both
+                 * warpgroups (barrier C above): rows 64 h2.. of the F16 dO panel wg (dims 0-31)
+                 * and of the Q (wg 0) / dO (wg 1) row tile (dims 32-63). Rows past the
+                 * document add exact zeros (their dS codes are 0) to the next document's rows. */
                 uint8_t *stA = smem + SM::kDOh + wg * (128 * 128) + h2 * 8192;
                 uint8_t *stB = buf + (wg ? SM::kDO : SM::kQ) + h2 * 8192;
 #pragma unroll
