@@ -48,11 +48,11 @@
  * previous tile's buffer is free, so the next tile's loads go out right after).
  * Epilogue: dK scaled (and rotated back), dV times 2^(G - 14), both through shared memory
  * (stmatrix) and out as whole 256-byte rows.
- * STATUS: v59 (twenty-third session, 2026-12-02; mxfp8's exponents per block in registers,
- * S before dP): 8.79 ms at 16x4096 mxfp8 in the dev harness for the whole backward (v3
- * 18.1, v9 11.34, v28 10.18, v40 9.88, v53 9.28). dQ differs from the exact option only as
- * numerics.md 4.6 allows. The main kernel costs ~8 us per tile pair against ~2 us of
- * tensor work.
+ * STATUS: v64 (twenty-fourth session, 2026-12-02; warp maxima by REDUX, mxfp8's dQ adds
+ * per warp): 8.64 ms at 16x4096 mxfp8 in the dev harness for the whole backward (v3 18.1,
+ * v9 11.34, v28 10.18, v40 9.88, v53 9.28, v59 8.79); 8.686 ms in Table A. dQ differs from
+ * the exact option only as numerics.md 4.6 allows. The main kernel costs ~7.6 us per tile
+ * pair and SM against ~2 us of tensor work.
  * docs/perf-notes.md "Backward kernel".
  */
 #include <cuda.h>
@@ -163,13 +163,18 @@ struct SmemF {
 /* The FP8 main kernel's body. DBG (flamia_cuda_debug_p_codes, kernel bwd_main_fp8_dbg):
  * also stores every evaluated pair's recomputed P code at dbg_codes[(h T + i) T + j]
  * (global token indices) and writes no dK, dV. */
+/* dQ's reduce-adds: issued per warp as 16-row boxes in mxfp8's default kernel (v62), by one
+ * thread per warpgroup as 64-row boxes in the others. The kernel and its dQ tensor map
+ * (launch_fp8) both take it from here, so the box always matches the adds. */
+__host__ __device__ constexpr bool dq_adds_per_warp(int kind, bool det) { return kind == 1 && !det; }
+
 template <int KIND, bool DBG, bool DET> /* 1 mxfp8, 2 mxfp8-exact; DET: deterministic dQ */
 __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CUtensorMap &tm_kt,
                                               const CUtensorMap &tm_dq, const MainParams &p,
                                               uint8_t *dbg_codes) {
     using SM = SmemF;
     constexpr int NOEXP = -1000;
-    constexpr bool kWarpAdds = KIND == 1 && !DET; /* dQ's reduce-adds issued per warp (v62) */
+    constexpr bool kWarpAdds = dq_adds_per_warp(KIND, DET);
     extern __shared__ __align__(1024) uint8_t smem_raw[];
     /* 1024-byte alignment by pointer arithmetic on the shared array itself (keeps the
      * shared state space visible to the compiler: LDS/STS/ATOMS, not generic accesses) */
@@ -529,8 +534,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
              * columns 2g, 2g + 1 = queries qn(j = g) + {0, 1}. */
             if (KIND == 1) {
                 /* mxfp8: one maximum per (warp, 32-query block): columns j < 4 are queries 0..31,
-                 * j >= 4 queries 32..63; a tree in the thread, then two independent 5-step
-                 * chains over the warp (max is exact in any order, NaN dropped by fmaxf) */
+                 * j >= 4 queries 32..63; a tree in the thread, then one REDUX per block over the
+                 * warp (max is exact in any order, NaN dropped by fmaxf) */
                 float m[2];
 #pragma unroll
                 for (int b = 0; b < 2; b++) {
@@ -943,8 +948,7 @@ __global__ void __launch_bounds__(256, 1)
 
 /* ================================================================ host */
 
-/* rows: the box's query rows, 16 where each warp adds its own (mxfp8's default kernel), 64
- * where one thread adds the warpgroup's */
+/* rows: the box's query rows (dq_adds_per_warp: 16, else 64) */
 static bool make_dq_map(CUtensorMap *map, float *dq_acc, int T, int Hq, int rows) {
     flamia_encode_tiled_fn enc = flamia_encode_tiled();
     if (!enc) return false;
@@ -974,8 +978,11 @@ static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, co
 }
 template <int KIND, bool DET>
 static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
-                              const CUtensorMap &mdq, cudaStream_t stream) {
+                              cudaStream_t stream) {
     static bool attr = false;
+    CUtensorMap mdq;
+    if (!make_dq_map(&mdq, mp.dq_acc, mp.T, mp.Hq, dq_adds_per_warp(KIND, DET) ? 16 : 64))
+        return cudaErrorNotSupported;
     return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, stream, mq, mk, mdq, mp);
 }
 template <int KIND> static cudaError_t launch_fp8_dbg(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
@@ -986,17 +993,17 @@ template <int KIND> static cudaError_t launch_fp8_dbg(const MainParams &mp, cons
 
 cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainParams &mp, uint8_t *qt_codes,
                             uint8_t *kt_codes, int t_vpad, uint8_t *dbg_codes, cudaStream_t stream) {
-    /* the kernel (and its debug twin) read Q^T, K^T through these maps */
-    CUtensorMap mq, mk, mdq;
+    /* the kernel (and its debug twin) read Q^T, K^T through these maps (dQ's: launch_fp8) */
+    CUtensorMap mq, mk;
     if (!flamia_tma_transposed_codes(&mq, qt_codes, t_vpad, kD, mp.Hq, 128) ||
-        !flamia_tma_transposed_codes(&mk, kt_codes, t_vpad, kD, mp.Hkv, 128) || !make_dq_map(&mdq, mp.dq_acc, mp.T, mp.Hq, kind == FLAMIA_SM90_MXFP8 && !det ? 16 : 64))
+        !flamia_tma_transposed_codes(&mk, kt_codes, t_vpad, kD, mp.Hkv, 128))
         return cudaErrorNotSupported;
     if (dbg_codes)
         return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, mq, mk, dbg_codes, stream)
                                          : launch_fp8_dbg<2>(mp, mq, mk, dbg_codes, stream);
     return kind == FLAMIA_SM90_MXFP8
-               ? (det ? launch_fp8<1, true>(mp, mq, mk, mdq, stream) : launch_fp8<1, false>(mp, mq, mk, mdq, stream))
-               : (det ? launch_fp8<2, true>(mp, mq, mk, mdq, stream) : launch_fp8<2, false>(mp, mq, mk, mdq, stream));
+               ? (det ? launch_fp8<1, true>(mp, mq, mk, stream) : launch_fp8<1, false>(mp, mq, mk, stream))
+               : (det ? launch_fp8<2, true>(mp, mq, mk, stream) : launch_fp8<2, false>(mp, mq, mk, stream));
 }
 
 } // namespace flamia_bwd
