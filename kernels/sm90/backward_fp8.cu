@@ -101,12 +101,6 @@ __device__ __forceinline__ int acc_query(int j, int tq4) {
  * ever scale values whose E4M3 code is 0 anyway), e <= 127 by construction. */
 __device__ __forceinline__ float pow2b(int e) { return __int_as_float(min(max(e + 127, 0), 254) << 23); }
 
-/* this thread's cp.async copies so far arrive on mbarrier `bar` when they complete (no
- * pending-count increment: the barrier's expected count includes this thread) */
-__device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint32_t bar) {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-
 /* TMA reduce-add of a shared-memory box into global memory (element-wise atomic adds),
  * tracked by the issuing thread's bulk groups */
 __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {

@@ -113,14 +113,8 @@ __device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
 
 
 
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
 __device__ __forceinline__ void mbar_arrive_cnt(uint32_t bar, int n) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(n) : "memory");
-}
-__device__ __forceinline__ void cp_async_mbar_arrive(uint32_t bar) {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
 __device__ __forceinline__ void named_sync(int id, int n) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
@@ -532,7 +526,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
                                p.qb + ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 8, ok);
                 }
             }
-            cp_async_mbar_arrive(smem_u32(&sQFull[qb]));
+            cp_async_mbar_arrive_noinc(smem_u32(&sQFull[qb]));
 
             /* ---- the K / V tiles of this item: ring position g + it */
             auto issue = [&](int it) {
@@ -555,7 +549,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
                                        p.v8 + ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16, ok);
                         }
                     }
-                    if (vt_tma) cp_async_mbar_arrive(smem_u32(&sFull[s])); /* K landed: arrival 1 of 257 */
+                    if (vt_tma) cp_async_mbar_arrive_noinc(smem_u32(&sFull[s])); /* K landed: arrival 1 of 257 */
                     if (KIND == KIND_TOKEN) {
                         float2 f = make_float2(0.f, 0.f);
                         const int tok = kbase + flamia_fp8_perm_row(pt);
