@@ -5,7 +5,9 @@
  *
  * FP8 main kernel: 2 consumer warpgroups, warpgroup w owns keys 64w..64w+63 of the
  * tile. Per query tile (128 queries, 4 operand tiles staged in shared memory:
- * Q and dO by cp.async with rows permuted as in forward.cu, Q^T and dO^T by TMA),
+ * Q and dO with rows permuted as in forward.cu, Q^T and dO^T; all four by TMA, the
+ * permuted rows through sm90_tma_host.cuh's permuted-stride map, or Q / dO and the F16 dO
+ * panel by cp.async on a tile that crosses T, the one dimension TMA bound-checks there),
  * two sub-steps of 64 queries:
  *   S^T  = K Q^T     m64n64k32 SS  (row factor 2^eK_j, column factor c 2^eQ_i: exact)
  *   dP^T = V dO^T    m64n64k32 SS  (row factor 2^eV_j, column factor 2^eDO_i: exact)
@@ -48,9 +50,10 @@
  * previous tile's buffer is free, so the next tile's loads go out right after).
  * Epilogue: dK scaled (and rotated back), dV times 2^(G - 14), both through shared memory
  * (stmatrix) and out as whole 256-byte rows.
- * STATUS: v64 (twenty-fourth session, 2026-12-02; warp maxima by REDUX, mxfp8's dQ adds
- * per warp): 8.64 ms at 16x4096 mxfp8 in the dev harness for the whole backward (v3 18.1,
- * v9 11.34, v28 10.18, v40 9.88, v53 9.28, v59 8.79); 8.686 ms in Table A. dQ differs from
+ * STATUS: v77 (twenty-sixth session, 2026-12-02; v64's warp maxima by REDUX and mxfp8's
+ * dQ adds per warp, then the query tile's Q / dO rows and F16 dO panel by TMA): 8.51 ms at
+ * 16x4096 mxfp8 in the dev harness for the whole backward (v3 18.1, v9 11.34, v28 10.18,
+ * v40 9.88, v53 9.28, v59 8.79, v64 8.71 in the same command). dQ differs from
  * the exact option only as numerics.md 4.6 allows. The main kernel costs ~7.6 us per tile
  * pair and SM against ~2 us of tensor work.
  * docs/perf-notes.md "Backward kernel".
@@ -164,8 +167,9 @@ __host__ __device__ constexpr bool dq_adds_per_warp(int kind, bool det) { return
 
 template <int KIND, bool DBG, bool DET> /* 1 mxfp8, 2 mxfp8-exact; DET: deterministic dQ */
 __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CUtensorMap &tm_kt,
-                                              const CUtensorMap &tm_dq, const MainParams &p,
-                                              uint8_t *dbg_codes) {
+                                              const CUtensorMap &tm_dq, const CUtensorMap &tm_q,
+                                              const CUtensorMap &tm_do, const CUtensorMap &tm_dof,
+                                              const MainParams &p, uint8_t *dbg_codes) {
     using SM = SmemF;
     constexpr int NOEXP = -1000;
     constexpr bool kWarpAdds = dq_adds_per_warp(KIND, DET);
@@ -207,7 +211,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     /* ---- prologue: K, V (natural order) by cp.async; K^T by TMA; key constants */
     if (tid == 0) {
         for (int b = 0; b < 3; b++) mbar_init(smem_u32(&sBar[b]), 1);
-        mbar_init(smem_u32(&sBar[3]), 256); /* the F16 dO tile: every thread's cp.async */
+        mbar_init(smem_u32(&sBar[3]), 256); /* the F16 dO tile: every thread arrives (cp.async or plain) */
         sMisc[0] = NOEXP;
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -276,7 +280,17 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     auto load_tile = [&](int it) {
         const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
         uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;
-        { /* a thread's rows are c0 + 32 i and the permutation keeps 32-row blocks
+        /* Q and dO rows in flamia_fp8_perm_row's order: one TMA box each through the
+         * permuted-stride maps (flamia_tma_perm_rows) when the tile lies inside the T rows (the
+         * maps bound-check only the box's first-row dimension), else every thread's cp.async
+         * with zero fill past T */
+        const bool tma_rows = ds + q0 + 128 <= p.T;
+        if (tma_rows) {
+            if (tid == 0) {
+                tma_load_5d(smem_u32(buf + SM::kQ), &tm_q, h * kD, ds + q0, smem_u32(&sBar[b]));
+                tma_load_5d(smem_u32(buf + SM::kDO), &tm_do, h * kD, ds + q0, smem_u32(&sBar[b]));
+            }
+        } else { /* a thread's rows are c0 + 32 i and the permutation keeps 32-row blocks
              (perm(c0 + 32 i) = perm(c0) + 32 i; sw128 depends on c & 7 only): one address
              and constant strides instead of the permutation, clamp and swizzle per chunk */
             const int c0 = tid >> 3, q = tid & 7;
@@ -293,7 +307,7 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
         }
         if (tid == 0) {
             const uint32_t bar = smem_u32(&sBar[b]);
-            mbar_expect_tx(bar, 128 * 128);
+            mbar_expect_tx(bar, (tma_rows ? 3 : 1) * 128 * 128);
             tma_load_3d(smem_u32(buf + SM::kQt), &tm_qt, tpos + q0, 0, h, bar);
         }
         { /* row constants of query q0 + r, natural order (SoA: field w at w * 128 + r): the
@@ -344,17 +358,28 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
              [128 rows][128 B], 128-byte swizzle; completion on sBar[3]. The buffer is free:
              the previous tile's dV MMAs and dQ staging reads finished before the barrier. */
             const int h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
-            /* a thread's rows are r0 + 16 i (r0 < 16): perm(r0 + 16 i) = perm(r0) + 16 i */
-            const int r0 = tid >> 4, cc = tid & 15; /* dims 8cc..8cc+7 */
-            const uint32_t dh = smem_u32(smem + SM::kDOh) + (cc >> 3) * (128 * 128) + sw128(r0, cc & 7);
-            const int tok0 = ds + q0 + flamia_fp8_perm_row(r0);
-            const size_t off0 = ((size_t)tok0 * p.Hq + h) * kD + cc * 8, step = (size_t)16 * p.Hq * kD;
+            if (ds + q0 + 128 <= p.T) { /* inside T: one box a panel through the permuted-stride map */
+                if (tid == 0) {
+                    const uint32_t bar = smem_u32(&sBar[3]), dh = smem_u32(smem + SM::kDOh);
+                    mbar_expect_tx(bar, 2 * 128 * 128);
+                    tma_load_5d(dh, &tm_dof, h * kD, ds + q0, bar);
+                    tma_load_5d(dh + 128 * 128, &tm_dof, h * kD + 64, ds + q0, bar);
+                } else {
+                    mbar_arrive(smem_u32(&sBar[3]));
+                }
+            } else {
+                /* a thread's rows are r0 + 16 i (r0 < 16): perm(r0 + 16 i) = perm(r0) + 16 i */
+                const int r0 = tid >> 4, cc = tid & 15; /* dims 8cc..8cc+7 */
+                const uint32_t dh = smem_u32(smem + SM::kDOh) + (cc >> 3) * (128 * 128) + sw128(r0, cc & 7);
+                const int tok0 = ds + q0 + flamia_fp8_perm_row(r0);
+                const size_t off0 = ((size_t)tok0 * p.Hq + h) * kD + cc * 8, step = (size_t)16 * p.Hq * kD;
 #pragma unroll
-            for (int i = 0; i < 8; i++) {
-                const bool ok = tok0 + 16 * i < p.T;
-                cp_async16(dh + i * 2048, p.dof16 + (ok ? off0 + i * step : 0), ok);
+                for (int i = 0; i < 8; i++) {
+                    const bool ok = tok0 + 16 * i < p.T;
+                    cp_async16(dh + i * 2048, p.dof16 + (ok ? off0 + i * step : 0), ok);
+                }
+                cp_async_mbar_arrive_noinc(smem_u32(&sBar[3]));
             }
-            cp_async_mbar_arrive_noinc(smem_u32(&sBar[3]));
         }
         if (it + 1 < nit) {
             load_tile(it + 1);
@@ -930,14 +955,18 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 template <int KIND, bool DET>
 __global__ void __launch_bounds__(256, 1)
     bwd_main_fp8(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
-                 const __grid_constant__ CUtensorMap tm_dq, const MainParams p) {
-    bwd_main_body<KIND, false, DET>(tm_qt, tm_kt, tm_dq, p, nullptr);
+                 const __grid_constant__ CUtensorMap tm_dq, const __grid_constant__ CUtensorMap tm_q,
+                 const __grid_constant__ CUtensorMap tm_do, const __grid_constant__ CUtensorMap tm_dof,
+                 const MainParams p) {
+    bwd_main_body<KIND, false, DET>(tm_qt, tm_kt, tm_dq, tm_q, tm_do, tm_dof, p, nullptr);
 }
 template <int KIND>
 __global__ void __launch_bounds__(256, 1)
     bwd_main_fp8_dbg(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
-                     const MainParams p, uint8_t *dbg_codes) {
-    bwd_main_body<KIND, true, false>(tm_qt, tm_kt, tm_qt /* unused: DBG adds dQ by REDs */, p, dbg_codes);
+                     const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_do,
+                     const __grid_constant__ CUtensorMap tm_dof, const MainParams p, uint8_t *dbg_codes) {
+    bwd_main_body<KIND, true, false>(tm_qt, tm_kt, tm_qt /* unused: DBG adds dQ by REDs */, tm_q, tm_do, tm_dof, p,
+                                     dbg_codes);
 }
 
 /* ================================================================ host */
@@ -972,32 +1001,40 @@ static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, co
 }
 template <int KIND, bool DET>
 static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
+                              const CUtensorMap &mrq, const CUtensorMap &mrdo, const CUtensorMap &mrdof,
                               cudaStream_t stream) {
     static bool attr = false;
     CUtensorMap mdq;
     if (!make_dq_map(&mdq, mp.dq_acc, mp.T, mp.Hq, dq_adds_per_warp(KIND, DET) ? 16 : 64))
         return cudaErrorNotSupported;
-    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, stream, mq, mk, mdq, mp);
+    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, stream, mq, mk, mdq, mrq, mrdo, mrdof, mp);
 }
-template <int KIND> static cudaError_t launch_fp8_dbg(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
-                                                      uint8_t *codes, cudaStream_t stream) {
+template <int KIND>
+static cudaError_t launch_fp8_dbg(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
+                                  const CUtensorMap &mrq, const CUtensorMap &mrdo, const CUtensorMap &mrdof,
+                                  uint8_t *codes, cudaStream_t stream) {
     static bool attr = false;
-    return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, stream, mq, mk, mp, codes);
+    return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, stream, mq, mk, mrq, mrdo, mrdof, mp, codes);
 }
 
 cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainParams &mp, uint8_t *qt_codes,
                             uint8_t *kt_codes, int t_vpad, uint8_t *dbg_codes, cudaStream_t stream) {
-    /* the kernel (and its debug twin) read Q^T, K^T through these maps (dQ's: launch_fp8) */
-    CUtensorMap mq, mk;
+    /* the kernel (and its debug twin) read Q^T, K^T and the permuted Q, dO rows through these
+     * maps (dQ's: launch_fp8) */
+    CUtensorMap mq, mk, mrq, mrdo, mrdof;
     if (!flamia_tma_transposed_codes(&mq, qt_codes, t_vpad, kD, mp.Hq, 128) ||
-        !flamia_tma_transposed_codes(&mk, kt_codes, t_vpad, kD, mp.Hkv, 128))
+        !flamia_tma_transposed_codes(&mk, kt_codes, t_vpad, kD, mp.Hkv, 128) ||
+        !flamia_tma_perm_rows(&mrq, mp.q8, mp.T, mp.Hq * kD, 1) || !flamia_tma_perm_rows(&mrdo, mp.do8, mp.T, mp.Hq * kD, 1) ||
+        !flamia_tma_perm_rows(&mrdof, mp.dof16, mp.T, mp.Hq * kD, 2))
         return cudaErrorNotSupported;
     if (dbg_codes)
-        return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, mq, mk, dbg_codes, stream)
-                                         : launch_fp8_dbg<2>(mp, mq, mk, dbg_codes, stream);
+        return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, mq, mk, mrq, mrdo, mrdof, dbg_codes, stream)
+                                         : launch_fp8_dbg<2>(mp, mq, mk, mrq, mrdo, mrdof, dbg_codes, stream);
     return kind == FLAMIA_SM90_MXFP8
-               ? (det ? launch_fp8<1, true>(mp, mq, mk, stream) : launch_fp8<1, false>(mp, mq, mk, stream))
-               : (det ? launch_fp8<2, true>(mp, mq, mk, stream) : launch_fp8<2, false>(mp, mq, mk, stream));
+               ? (det ? launch_fp8<1, true>(mp, mq, mk, mrq, mrdo, mrdof, stream)
+                      : launch_fp8<1, false>(mp, mq, mk, mrq, mrdo, mrdof, stream))
+               : (det ? launch_fp8<2, true>(mp, mq, mk, mrq, mrdo, mrdof, stream)
+                      : launch_fp8<2, false>(mp, mq, mk, mrq, mrdo, mrdof, stream));
 }
 
 } // namespace flamia_bwd

@@ -38,7 +38,8 @@
  * constants, first K / V tiles) while the consumers finish this one.
  * Warp specialization: warpgroup 0 is the producer (setmaxnreg 40), warpgroups 1 and 2
  * consume 64 query rows each (setmaxnreg 232). Stages (3 FP8, 2 BF16) hand over through
- * full/empty mbarriers. Producer: K by cp.async (FP8: rows permuted as above); V^T by TMA
+ * full/empty mbarriers. Producer: K (FP8: rows permuted as above, by one TMA box through
+ * sm90_tma_host.cuh's permuted-stride map, cp.async for a tile crossing T; BF16: cp.async); V^T by TMA
  * from vt_codes, where every document starts on a 32-token boundary (flamia_sm90_vt_shift:
  * a TMA box at an unaligned token coordinate faults); BF16 (and FP8 without TMA): V rows
  * (v_codes / v_bf16) by cp.async into a staging buffer and a byte/half transpose in shared
@@ -116,6 +117,10 @@ __device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
 __device__ __forceinline__ void mbar_arrive_cnt(uint32_t bar, int n) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(n) : "memory");
 }
+/* The kernels' tensor maps: V^T's and the K codes' permuted-stride map (fwd_setup) */
+struct FwdMaps {
+    CUtensorMap vt, k;
+};
 __device__ __forceinline__ void named_sync(int id, int n) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
@@ -408,7 +413,7 @@ __device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)
  * row constants and first tiles load under this item's last tiles and epilogue instead of
  * in a new CTA's prologue. */
 template <int KIND, int S, bool PP, bool DBG, bool SPLIT, bool DQZ = false>
-__device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Params &p, const DbgOut &dbg) {
+__device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, const DbgOut &dbg) {
     using SM = Smem<KIND, S>;
     constexpr bool FP8 = KIND != KIND_BF16;
     constexpr int QB = SM::kQBufs;
@@ -535,9 +540,13 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
                 const int kbase = ds + n * kBN;
                 uint8_t *sK = smem + SM::kK + s * SM::kTileBytes;
                 uint8_t *stg = smem + SM::kStg + (it % NSTG) * SM::kTileBytes;
+                /* K's tile by one TMA box through the permuted-stride map when it lies
+                 * inside T (the map bound-checks only the first-row dimension) */
+                const bool k_tma = vt_tma && kbase + kBN <= p.T;
                 if (FP8) {
     #pragma unroll
                     for (int i = 0; i < 8; i++) {
+                        if (k_tma) break;
                         const int ch = pt + i * 128, c = ch >> 3, q = ch & 7;
                         int tok = kbase + flamia_fp8_perm_row(c);
                         bool ok = tok < p.T;
@@ -576,8 +585,9 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
                         const uint32_t full = smem_u32(&sFull[s]);
                         mbar_arrive(full); /* column factors written */
                         if (pt == 0) {
-                            mbar_expect_tx(full, kBN * kD);
-                            tma_load_3d(smem_u32(smem + SM::kV + s * SM::kTileBytes), &tmap_vt, kbase + vt_shift, 0, hk, full);
+                            mbar_expect_tx(full, (k_tma ? 2 : 1) * kBN * kD);
+                            if (k_tma) tma_load_5d(smem_u32(sK), &maps.k, hk * kD, kbase, full);
+                            tma_load_3d(smem_u32(smem + SM::kV + s * SM::kTileBytes), &maps.vt, kbase + vt_shift, 0, hk, full);
                         }
                     }
                 } else {
@@ -941,14 +951,14 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmap_vt, const Param
 
 template <int KIND, int S, bool PP, bool SPLIT, bool DQZ = false> /* DQZ: also zeroes p.dq_zero (never with SPLIT) */
 __global__ void __launch_bounds__(kThreads, 1)
-    fwd_kernel(const __grid_constant__ CUtensorMap tmap_vt, const Params p) {
-    fwd_body<KIND, S, PP, false, SPLIT, DQZ>(tmap_vt, p, DbgOut{});
+    fwd_kernel(const __grid_constant__ FwdMaps maps, const Params p) {
+    fwd_body<KIND, S, PP, false, SPLIT, DQZ>(maps, p, DbgOut{});
 }
 /* debug instantiation: the same loop, capturing P codes and frames (FP8 kinds, 3 stages, ping-pong) */
 template <int KIND, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 1)
-    fwd_kernel_dbg(const __grid_constant__ CUtensorMap tmap_vt, const Params p, const DbgOut dbg) {
-    fwd_body<KIND, 3, true, true, SPLIT>(tmap_vt, p, dbg);
+    fwd_kernel_dbg(const __grid_constant__ FwdMaps maps, const Params p, const DbgOut dbg) {
+    fwd_body<KIND, 3, true, true, SPLIT>(maps, p, dbg);
 }
 
 /* ------------------------------------------------------------------ host */
@@ -990,7 +1000,7 @@ static cudaError_t launch_main_split(void (*main_kernel)(KernelArgs...), bool &a
     return e;
 }
 template <int KIND, int S, bool PP>
-static cudaError_t launch(const Params &prm, const CUtensorMap &map, cudaStream_t stream) {
+static cudaError_t launch(const Params &prm, const FwdMaps &map, cudaStream_t stream) {
     static bool attr = false, attr_dqz = false, attr_split = false;
     if (prm.dq_zero) /* the training call: the main launch also zeroes dq_accum (the SPLIT one recomputes items only) */
         return launch_main_split(fwd_kernel<KIND, S, PP, false, true>, attr_dqz, fwd_kernel<KIND, S, PP, true>,
@@ -999,7 +1009,7 @@ static cudaError_t launch(const Params &prm, const CUtensorMap &map, cudaStream_
                              Smem<KIND, S>::kBytes, prm, stream, map, prm);
 }
 template <int KIND>
-static cudaError_t launch_dbg(const Params &prm, const CUtensorMap &map, const DbgOut &dbg, cudaStream_t stream) {
+static cudaError_t launch_dbg(const Params &prm, const FwdMaps &map, const DbgOut &dbg, cudaStream_t stream) {
     static bool attr = false, attr_split = false;
     return launch_main_split(fwd_kernel_dbg<KIND, false>, attr, fwd_kernel_dbg<KIND, true>, attr_split,
                              Smem<KIND, 3>::kBytes, prm, stream, map, prm, dbg);
@@ -1016,7 +1026,7 @@ int flamia_fwd_pingpong = 1;
 /* Kernel parameters and the V^T tensor map of a validated problem (FP8 kinds: TMA when
  * the driver entry point is there and flamia_fwd_use_tma is on). */
 static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,
-                      flamia_fwd::Params &prm, CUtensorMap &map) {
+                      flamia_fwd::Params &prm, flamia_fwd::FwdMaps &map) {
     using namespace flamia_fwd;
     const flamia_sm90_layout L = flamia_sm90_layout_of(P);
     uint8_t *ws = (uint8_t *)workspace;
@@ -1045,7 +1055,8 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
     memset(&map, 0, sizeof map);
     prm.use_tma = 0;
     if (P->kind != FLAMIA_SM90_BF16 && flamia_fwd_use_tma)
-        prm.use_tma = flamia_tma_transposed_codes(&map, ws + L.vt_codes, L.t_vpad, kD, P->heads_kv, kBN);
+        prm.use_tma = flamia_tma_transposed_codes(&map.vt, ws + L.vt_codes, L.t_vpad, kD, P->heads_kv, kBN) &&
+                      flamia_tma_perm_rows(&map.k, ws + L.k_codes, P->total_tokens, P->heads_kv * kD, 1);
 }
 
 cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,
@@ -1054,7 +1065,7 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *works
     if (P->head_dim != kD) return cudaErrorNotSupported;
     if (P->total_tokens <= 0 || P->num_docs <= 0 || P->max_seqlen <= 0) return cudaSuccess;
     Params prm;
-    CUtensorMap map;
+    FwdMaps map;
     fwd_setup(P, workspace, o, lse, prm, map);
     const bool pp = flamia_fwd_pingpong != 0;
     switch (P->kind) {
@@ -1080,7 +1091,7 @@ cudaError_t flamia_sm90_forward_debug(const struct flamia_sm90_problem *P, void 
         return e;
     if (P->total_tokens <= 0 || P->num_docs <= 0 || P->max_seqlen <= 0) return cudaSuccess;
     Params prm;
-    CUtensorMap map;
+    FwdMaps map;
     fwd_setup(P, workspace, nullptr, nullptr, prm, map);
     const DbgOut dbg = {codes, frames, ntile};
     return P->kind == FLAMIA_SM90_MXFP8_EXACT ? launch_dbg<KIND_TOKEN>(prm, map, dbg, stream)
