@@ -8,11 +8,13 @@
 # compare.sh: "same bytes" expected on every layout, the SPLIT launch's included), then the
 # forward alone timed, builds alternated, two rounds.
 # Usage (device, repo root): bash dev/twentysixth_fwd.sh > $OUT/fwd.log 2>&1
+# VARIANT (default v25_tma_k) and WORKLOADS pick another patch and timing set (twentysixth_fwd2.sh).
 set -u
 B=dev/forward/bin
-if [ ! -x $B/check_v25_tma_k ] || [ ! -x $B/check_fwd_head ]; then
+V=${VARIANT:-v25_tma_k}
+if [ ! -x $B/check_$V ] || [ ! -x $B/check_fwd_head ]; then
   mkdir -p $B/obj && git show HEAD:kernels/sm90/forward.cu > $B/obj/fwd_head.cu 2>/dev/null || cp kernels/sm90/forward.cu $B/obj/fwd_head.cu
-  sh dev/forward/build.sh $B/obj/fwd_head.cu dev/forward/v25_tma_k.patch > /tmp/fwd_build.log 2>&1 || { tail -20 /tmp/fwd_build.log; exit 1; }
+  sh dev/forward/build.sh $B/obj/fwd_head.cu dev/forward/$V.patch > /tmp/fwd_build.log 2>&1 || { tail -20 /tmp/fwd_build.log; exit 1; }
 fi
-WORKLOADS="16x4096 16 16 1|4x4096 16 16 1|16x1024 16 16 1|rand65536:5 16 16 1" bash dev/forward/compare.sh \
-  check_fwd_head check_v25_tma_k
+WORKLOADS="${WORKLOADS:-16x4096 16 16 1|4x4096 16 16 1|16x1024 16 16 1|rand65536:5 16 16 1}" bash dev/forward/compare.sh \
+  check_fwd_head check_$V

@@ -8,11 +8,5 @@
 # compare.sh: "same bytes" expected on every layout, the SPLIT launch's included), then the
 # forward alone timed, builds alternated, two rounds.
 # Usage (device, repo root): bash dev/twentysixth_fwd2.sh > $OUT/fwd2.log 2>&1
-set -u
-B=dev/forward/bin
-if [ ! -x $B/check_v26_tma_q ] || [ ! -x $B/check_fwd_head ]; then
-  mkdir -p $B/obj && git show HEAD:kernels/sm90/forward.cu > $B/obj/fwd_head.cu 2>/dev/null || cp kernels/sm90/forward.cu $B/obj/fwd_head.cu
-  sh dev/forward/build.sh $B/obj/fwd_head.cu dev/forward/v26_tma_q.patch > /tmp/fwd_build.log 2>&1 || { tail -20 /tmp/fwd_build.log; exit 1; }
-fi
-WORKLOADS="16x4096 16 16 1|4x4096 16 16 1|16x1024 16 16 1|64x1024 16 16 1|rand65536:5 16 16 1" bash dev/forward/compare.sh \
-  check_fwd_head check_v26_tma_q
+exec env VARIANT=v26_tma_q WORKLOADS="16x4096 16 16 1|4x4096 16 16 1|16x1024 16 16 1|64x1024 16 16 1|rand65536:5 16 16 1" \
+  bash dev/twentysixth_fwd.sh
