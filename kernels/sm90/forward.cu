@@ -38,8 +38,9 @@
  * constants, first K / V tiles) while the consumers finish this one.
  * Warp specialization: warpgroup 0 is the producer (setmaxnreg 40), warpgroups 1 and 2
  * consume 64 query rows each (setmaxnreg 232). Stages (3 FP8, 2 BF16) hand over through
- * full/empty mbarriers. Producer: K (FP8: rows permuted as above, by one TMA box through
- * sm90_tma_host.cuh's permuted-stride map, cp.async for a tile crossing T; BF16: cp.async); V^T by TMA
+ * full/empty mbarriers. Producer: Q (FP8: one TMA box, flamia_tma_rows; BF16: cp.async);
+ * K (FP8: rows permuted as above, by one TMA box through sm90_tma_host.cuh's permuted-stride
+ * map, cp.async for a tile crossing T; BF16: cp.async); V^T by TMA
  * from vt_codes, where every document starts on a 32-token boundary (flamia_sm90_vt_shift:
  * a TMA box at an unaligned token coordinate faults); BF16 (and FP8 without TMA): V rows
  * (v_codes / v_bf16) by cp.async into a staging buffer and a byte/half transpose in shared
@@ -117,9 +118,9 @@ __device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
 __device__ __forceinline__ void mbar_arrive_cnt(uint32_t bar, int n) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(n) : "memory");
 }
-/* The kernels' tensor maps: V^T's and the K codes' permuted-stride map (fwd_setup) */
+/* The kernels' tensor maps: V^T's, the K codes' permuted-stride map and the Q codes' row map (fwd_setup) */
 struct FwdMaps {
-    CUtensorMap vt, k;
+    CUtensorMap vt, k, q;
 };
 __device__ __forceinline__ void named_sync(int id, int n) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
@@ -513,9 +514,18 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             const bool vt_tma = FP8 && p.use_tma;
             const int vt_shift = flamia_sm90_vt_shift(ds, dt.doc); /* token -> V^T position */
 
-            /* ---- the Q tile (cp.async; this thread's arrival when its copies landed) */
+            /* ---- the Q tile (FP8: one TMA box; else cp.async, this thread's arrival when its
+             * copies landed) */
             uint8_t *sQ = smem + SM::kQ + qb * SM::kQBytes;
-            if (FP8) {
+            if (FP8 && vt_tma) { /* one TMA box (natural row order; rows past T zero-filled) */
+                const uint32_t qfull = smem_u32(&sQFull[qb]);
+                if (pt == 0) { /* expect_tx is this thread's arrival */
+                    mbar_expect_tx(qfull, kBM * kD);
+                    tma_load_2d(smem_u32(sQ), &maps.q, h * kD, ds + q0, qfull);
+                } else {
+                    mbar_arrive(qfull);
+                }
+            } else if (FP8) {
 #pragma unroll
                 for (int i = 0; i < 8; i++) {
                     const int ch = pt + i * 128, r = ch >> 3, q = ch & 7, tok = ds + q0 + r;
@@ -531,7 +541,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                                p.qb + ((size_t)(ok ? tok : 0) * p.Hq + h) * kD + q * 8, ok);
                 }
             }
-            cp_async_mbar_arrive_noinc(smem_u32(&sQFull[qb]));
+            if (!(FP8 && vt_tma)) cp_async_mbar_arrive_noinc(smem_u32(&sQFull[qb]));
 
             /* ---- the K / V tiles of this item: ring position g + it */
             auto issue = [&](int it) {
@@ -1056,7 +1066,8 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
     prm.use_tma = 0;
     if (P->kind != FLAMIA_SM90_BF16 && flamia_fwd_use_tma)
         prm.use_tma = flamia_tma_transposed_codes(&map.vt, ws + L.vt_codes, L.t_vpad, kD, P->heads_kv, kBN) &&
-                      flamia_tma_perm_rows(&map.k, ws + L.k_codes, P->total_tokens, P->heads_kv * kD, 1);
+                      flamia_tma_perm_rows(&map.k, ws + L.k_codes, P->total_tokens, P->heads_kv * kD, 1) &&
+                      flamia_tma_rows(&map.q, ws + L.q_codes, P->total_tokens, P->heads_q * kD);
 }
 
 cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,

@@ -44,6 +44,21 @@ static inline bool flamia_tma_transposed_codes(CUtensorMap *map, void *base, int
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/* Rows of `row_bytes` E4M3 codes (all heads' 128-byte rows of a token), [T][row_bytes], as
+ * 2-D: a box of 128 B x 128 rows at (128 h, first token) is a 128-row tile in natural order,
+ * 128-byte swizzled (sw128); rows past T are zero-filled. The forward's Q tiles use it. */
+static inline bool flamia_tma_rows(CUtensorMap *map, const void *base, int T, int row_bytes) {
+    flamia_encode_tiled_fn enc = flamia_encode_tiled();
+    if (!enc) return false;
+    const cuuint64_t dims[2] = {(cuuint64_t)row_bytes, (cuuint64_t)T};
+    const cuuint64_t strides[1] = {(cuuint64_t)row_bytes};
+    const cuuint32_t box[2] = {128, 128};
+    const cuuint32_t estr[2] = {1, 1};
+    return enc(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void *>(base), dims, strides, box, estr,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 /* Rows of `row_elems` elements (all heads' 128-element rows of a token) of `esize` bytes
  * (E4M3 codes: 1, F16: 2), [T][row_elems], seen as 5-D (elements, e, t, j0, j1b) with token
  * strides (1, 4, 2, 16) rows: a box of 128 B x 2 x 4 x 2 x 8 read at (128 h [+ 64 for an
