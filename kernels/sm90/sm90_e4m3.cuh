@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "flamia_formats.h"
+#include "sm90_perm_rows.h" /* flamia_fp8_perm_row */
 
 /* Two floats to two E4M3 codes: low byte = a, high byte = b. */
 __device__ __forceinline__ uint32_t flamia_cvt_e4m3x2(float a, float b) {
@@ -58,16 +59,6 @@ __device__ __forceinline__ void flamia_transpose_bytes4x4(uint32_t w0, uint32_t 
  * every element's path, code the hot path has to jump over (the instruction fetch pays:
  * thirteenth session, docs/perf-notes.md) */
 __device__ __noinline__ inline float flamia_ldexpf_outlined(float x, int e) { return flamia_ldexpf(x, e); }
-
-/* The token held by row c of an FP8 operand tile staged with permuted rows:
- * pi(32b + 8j + 2t + e) = 32b + 16(j >> 1) + 4t + 2(j & 1) + e, so that the columns of a
- * wgmma accumulator (8j + 2t + e for lane quad t) are already the keys of the k = 32 FP8
- * A fragment built from it (forward.cu's header). The forward's K tiles and the backward's
- * Q / dO tiles are staged this way. */
-__device__ __forceinline__ int flamia_fp8_perm_row(int c) {
-    const int e = c & 1, t = (c >> 1) & 3, j = (c >> 3) & 3, b = c >> 5;
-    return (b << 5) | ((j >> 1) << 4) | (t << 2) | ((j & 1) << 1) | e;
-}
 
 /* per-halfword unsigned max (sm_90 VIMNMX.U16x2) */
 __device__ __forceinline__ uint32_t flamia_vmax_u16x2(uint32_t a, uint32_t b) {

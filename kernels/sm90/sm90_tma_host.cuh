@@ -8,6 +8,8 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "sm90_perm_rows.h"
+
 typedef CUresult (*flamia_encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                           const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
                                           const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
@@ -62,18 +64,22 @@ static inline bool flamia_tma_rows(CUtensorMap *map, const void *base, int T, in
 /* Rows of `row_elems` elements (all heads' 128-element rows of a token) of `esize` bytes
  * (E4M3 codes: 1, F16: 2), [T][row_elems], seen as 5-D (elements, e, t, j0, j1b) with token
  * strides (1, 4, 2, 16) rows: a box of 128 B x 2 x 4 x 2 x 8 read at (128 h [+ 64 for an
- * F16 row's second panel], first token) lands smem row c = e + 2 t + 8 j0 + 16 j1b from token
- * e + 4 t + 2 j0 + 16 j1b, i.e. a 128-row tile in flamia_fp8_perm_row's order, 128-byte
+ * F16 row's second panel], first token) lands a 128-row tile in flamia_fp8_perm_row's order
+ * (sm90_perm_rows.h has the geometry; tests/gpu/test_perm_rows.c checks it), 128-byte
  * swizzled. The driver accepts the non-monotonic strides; only the e dimension is
  * bound-checked (size T), so a kernel takes this path only for tiles inside T. The forward's
  * K tiles and the backward's Q / dO tiles use it. False when the driver cannot encode it. */
 static inline bool flamia_tma_perm_rows(CUtensorMap *map, const void *base, int T, int row_elems, int esize) {
     flamia_encode_tiled_fn enc = flamia_encode_tiled();
     if (!enc) return false;
+    const cuuint32_t rows_box[4] = FLAMIA_PERM_ROWS_BOX;
+    const cuuint64_t token_stride[4] = FLAMIA_PERM_ROWS_TOKEN_STRIDE;
     const cuuint64_t row = (cuuint64_t)row_elems * esize;
-    const cuuint64_t dims[5] = {(cuuint64_t)row_elems, (cuuint64_t)T, 4, 2, 8};
-    const cuuint64_t strides[4] = {row, 4 * row, 2 * row, 16 * row};
-    const cuuint32_t box[5] = {(cuuint32_t)(128 / esize), 2, 4, 2, 8};
+    /* only the e dimension has the tensor's extent (T): the others are the box's own */
+    const cuuint64_t dims[5] = {(cuuint64_t)row_elems, (cuuint64_t)T, rows_box[1], rows_box[2], rows_box[3]};
+    const cuuint64_t strides[4] = {token_stride[0] * row, token_stride[1] * row, token_stride[2] * row,
+                                   token_stride[3] * row};
+    const cuuint32_t box[5] = {(cuuint32_t)(128 / esize), rows_box[0], rows_box[1], rows_box[2], rows_box[3]};
     const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
     return enc(map, esize == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16, 5,
                const_cast<void *>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
