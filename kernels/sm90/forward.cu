@@ -84,7 +84,7 @@ struct Params {
     const int32_t *cu;
     int T, Hq, Hkv, group, causal;
     float c; /* softmax_scale * log2(e), FP32 */
-    int use_tma; /* FP8: V^T by TMA from vt_codes (else the shared-memory transpose) */
+    int use_tma; /* FP8: V^T, K and Q tiles by TMA (else cp.async and the shared-memory transpose) */
     int num_docs; /* work items: Hq x the batch's tile slots (sm90_tiles.cuh) */
     /* workspace fwd_work (header and bits zeroed before the launch; its words: sm90_launch.h):
      * the counters, a bit per item (set: in the list) and the list of items the split kernel
@@ -1033,8 +1033,8 @@ int flamia_fwd_use_tma = 1;
 int flamia_fwd_pingpong = 1;
 #define FWD_HAS_PINGPONG 1
 
-/* Kernel parameters and the V^T tensor map of a validated problem (FP8 kinds: TMA when
- * the driver entry point is there and flamia_fwd_use_tma is on). */
+/* Kernel parameters and the tensor maps (V^T, K, Q) of a validated problem (FP8 kinds: TMA
+ * when the driver entry point is there and flamia_fwd_use_tma is on). */
 static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,
                       flamia_fwd::Params &prm, flamia_fwd::FwdMaps &map) {
     using namespace flamia_fwd;
