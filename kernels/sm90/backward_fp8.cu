@@ -276,7 +276,8 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
     const int G = sMisc[0];
 
     /* loads of query tile `it` (head, tile) into buffer it & 1: Q, dO rows permuted
-     * (row c holds query flamia_fp8_perm_row(c)) by cp.async, Q^T and dO^T by TMA, row constants */
+     * (row c holds query flamia_fp8_perm_row(c)) and Q^T, dO^T by TMA (Q, dO by cp.async on a
+     * tile that crosses T), row constants by cp.async */
     auto load_tile = [&](int it) {
         const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
         uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;

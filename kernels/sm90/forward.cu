@@ -433,9 +433,10 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
 
     if (tid == 0) {
         for (int s = 0; s < S; s++) {
-            /* FP8: per producer thread its K copies (cp.async arrival) and its column factors,
-             * plus one for V^T (TMA bytes, or the transpose path's extra arrival); BF16: the
-             * transpose's one arrival per thread */
+            /* FP8: per producer thread its K copies (cp.async arrival; with K by TMA an
+             * arrival with nothing in flight) and its column factors, plus one for the TMA
+             * bytes (K, V^T) or the transpose path's extra arrival; BF16: the transpose's one
+             * arrival per thread */
             mbar_init(smem_u32(&sFull[s]), FP8 ? 128 + 128 + 1 : 128);
             mbar_init(smem_u32(&sEmpty[s]), 256); /* every consumer thread arrives (see release) */
         }
@@ -449,7 +450,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
 
     if (wg == 0) {
         /* ================= producer warpgroup: per item the Q tile and row constants, then K
-         * by cp.async (FP8: rows permuted); V^T by TMA from vt_codes (documents on 32-token
+         * (FP8: rows permuted, by TMA inside T, else cp.async); V^T by TMA from vt_codes (documents on 32-token
          * boundaries there), else (BF16, use_tma off) V rows by cp.async into a staging
          * buffer and a byte/half transpose in shared memory into the K-major V^T tile P V
          * needs. */
@@ -711,7 +712,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             }
             mbar_arrive(smem_u32(&sQFull[qb]));
             if (vt_tma) {
-                for (int it = 1; it < nvis; it++) issue(it); /* arrivals: cp.async (K), plain (cols), TMA (V); tile 0: above */
+                for (int it = 1; it < nvis; it++) issue(it); /* arrivals: cp.async (K, or none in flight), plain (cols), TMA (K, V); tile 0: above */
             } else if (NSTG == 2) {
                 for (int it = 0; it <= nvis; it++) {
                     if (it < nvis) issue(it);
