@@ -556,8 +556,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                 const bool k_tma = vt_tma && kbase + kBN <= p.T;
                 if (FP8) {
     #pragma unroll
-                    for (int i = 0; i < 8; i++) {
-                        if (k_tma) break;
+                    for (int i = 0; i < 8 && !k_tma; i++) { /* K by cp.async (and V rows without V^T's TMA) */
                         const int ch = pt + i * 128, c = ch >> 3, q = ch & 7;
                         int tok = kbase + flamia_fp8_perm_row(c);
                         bool ok = tok < p.T;
