@@ -62,6 +62,7 @@
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <type_traits>
 
@@ -165,11 +166,17 @@ struct SmemF {
  * (launch_fp8) both take it from here, so the box always matches the adds. */
 __host__ __device__ constexpr bool dq_adds_per_warp(int kind, bool det) { return kind == 1 && !det; }
 
+/* The main kernel's tensor maps (launch_main_fp8): Q^T and K^T codes, the dQ accumulator
+ * (launch_fp8; the debug kernel adds dQ by REDs and leaves it unset), the Q and dO code rows
+ * and the F16 dO panel through the permuted-stride maps */
+struct BwdMaps {
+    CUtensorMap qt, kt, dq, q, dO, dof;
+};
+
 template <int KIND, bool DBG, bool DET> /* 1 mxfp8, 2 mxfp8-exact; DET: deterministic dQ */
-__device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CUtensorMap &tm_kt,
-                                              const CUtensorMap &tm_dq, const CUtensorMap &tm_q,
-                                              const CUtensorMap &tm_do, const CUtensorMap &tm_dof,
-                                              const MainParams &p, uint8_t *dbg_codes) {
+__device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainParams &p, uint8_t *dbg_codes) {
+    const CUtensorMap &tm_qt = maps.qt, &tm_kt = maps.kt, &tm_dq = maps.dq, &tm_q = maps.q, &tm_do = maps.dO,
+                      &tm_dof = maps.dof;
     using SM = SmemF;
     constexpr int NOEXP = -1000;
     constexpr bool kWarpAdds = dq_adds_per_warp(KIND, DET);
@@ -358,7 +365,6 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
              bwd_pre_do), rows in the staged (permuted) order, MN-major, two 64-dim panels of
              [128 rows][128 B], 128-byte swizzle; completion on sBar[3]. The buffer is free:
              the previous tile's dV MMAs and dQ staging reads finished before the barrier. */
-            const int h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
             if (ds + q0 + 128 <= p.T) { /* inside T: one box a panel through the permuted-stride map */
                 if (tid == 0) {
                     const uint32_t bar = smem_u32(&sBar[3]), dh = smem_u32(smem + SM::kDOh);
@@ -955,19 +961,13 @@ __device__ __forceinline__ void bwd_main_body(const CUtensorMap &tm_qt, const CU
 
 template <int KIND, bool DET>
 __global__ void __launch_bounds__(256, 1)
-    bwd_main_fp8(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
-                 const __grid_constant__ CUtensorMap tm_dq, const __grid_constant__ CUtensorMap tm_q,
-                 const __grid_constant__ CUtensorMap tm_do, const __grid_constant__ CUtensorMap tm_dof,
-                 const MainParams p) {
-    bwd_main_body<KIND, false, DET>(tm_qt, tm_kt, tm_dq, tm_q, tm_do, tm_dof, p, nullptr);
+    bwd_main_fp8(const __grid_constant__ BwdMaps maps, const MainParams p) {
+    bwd_main_body<KIND, false, DET>(maps, p, nullptr);
 }
 template <int KIND>
 __global__ void __launch_bounds__(256, 1)
-    bwd_main_fp8_dbg(const __grid_constant__ CUtensorMap tm_qt, const __grid_constant__ CUtensorMap tm_kt,
-                     const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_do,
-                     const __grid_constant__ CUtensorMap tm_dof, const MainParams p, uint8_t *dbg_codes) {
-    bwd_main_body<KIND, true, false>(tm_qt, tm_kt, tm_qt /* unused: DBG adds dQ by REDs */, tm_q, tm_do, tm_dof, p,
-                                     dbg_codes);
+    bwd_main_fp8_dbg(const __grid_constant__ BwdMaps maps, const MainParams p, uint8_t *dbg_codes) {
+    bwd_main_body<KIND, true, false>(maps, p, dbg_codes);
 }
 
 /* ================================================================ host */
@@ -1001,41 +1001,35 @@ static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, co
     return cudaGetLastError();
 }
 template <int KIND, bool DET>
-static cudaError_t launch_fp8(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
-                              const CUtensorMap &mrq, const CUtensorMap &mrdo, const CUtensorMap &mrdof,
-                              cudaStream_t stream) {
+static cudaError_t launch_fp8(const MainParams &mp, BwdMaps &maps, cudaStream_t stream) {
     static bool attr = false;
-    CUtensorMap mdq;
-    if (!make_dq_map(&mdq, mp.dq_acc, mp.T, mp.Hq, dq_adds_per_warp(KIND, DET) ? 16 : 64))
+    if (!make_dq_map(&maps.dq, mp.dq_acc, mp.T, mp.Hq, dq_adds_per_warp(KIND, DET) ? 16 : 64))
         return cudaErrorNotSupported;
-    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, stream, mq, mk, mdq, mrq, mrdo, mrdof, mp);
+    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, stream, maps, mp);
 }
 template <int KIND>
-static cudaError_t launch_fp8_dbg(const MainParams &mp, const CUtensorMap &mq, const CUtensorMap &mk,
-                                  const CUtensorMap &mrq, const CUtensorMap &mrdo, const CUtensorMap &mrdof,
-                                  uint8_t *codes, cudaStream_t stream) {
+static cudaError_t launch_fp8_dbg(const MainParams &mp, const BwdMaps &maps, uint8_t *codes, cudaStream_t stream) {
     static bool attr = false;
-    return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, stream, mq, mk, mrq, mrdo, mrdof, mp, codes);
+    return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, stream, maps, mp, codes);
 }
 
 cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainParams &mp, uint8_t *qt_codes,
                             uint8_t *kt_codes, int t_vpad, uint8_t *dbg_codes, cudaStream_t stream) {
     /* the kernel (and its debug twin) read Q^T, K^T and the permuted Q, dO rows through these
      * maps (dQ's: launch_fp8) */
-    CUtensorMap mq, mk, mrq, mrdo, mrdof;
-    if (!flamia_tma_transposed_codes(&mq, qt_codes, t_vpad, kD, mp.Hq, 128) ||
-        !flamia_tma_transposed_codes(&mk, kt_codes, t_vpad, kD, mp.Hkv, 128) ||
-        !flamia_tma_perm_rows(&mrq, mp.q8, mp.T, mp.Hq * kD, 1) || !flamia_tma_perm_rows(&mrdo, mp.do8, mp.T, mp.Hq * kD, 1) ||
-        !flamia_tma_perm_rows(&mrdof, mp.dof16, mp.T, mp.Hq * kD, 2))
+    BwdMaps maps;
+    memset(&maps, 0, sizeof maps);
+    if (!flamia_tma_transposed_codes(&maps.qt, qt_codes, t_vpad, kD, mp.Hq, 128) ||
+        !flamia_tma_transposed_codes(&maps.kt, kt_codes, t_vpad, kD, mp.Hkv, 128) ||
+        !flamia_tma_perm_rows(&maps.q, mp.q8, mp.T, mp.Hq * kD, 1) ||
+        !flamia_tma_perm_rows(&maps.dO, mp.do8, mp.T, mp.Hq * kD, 1) ||
+        !flamia_tma_perm_rows(&maps.dof, mp.dof16, mp.T, mp.Hq * kD, 2))
         return cudaErrorNotSupported;
     if (dbg_codes)
-        return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, mq, mk, mrq, mrdo, mrdof, dbg_codes, stream)
-                                         : launch_fp8_dbg<2>(mp, mq, mk, mrq, mrdo, mrdof, dbg_codes, stream);
-    return kind == FLAMIA_SM90_MXFP8
-               ? (det ? launch_fp8<1, true>(mp, mq, mk, mrq, mrdo, mrdof, stream)
-                      : launch_fp8<1, false>(mp, mq, mk, mrq, mrdo, mrdof, stream))
-               : (det ? launch_fp8<2, true>(mp, mq, mk, mrq, mrdo, mrdof, stream)
-                      : launch_fp8<2, false>(mp, mq, mk, mrq, mrdo, mrdof, stream));
+        return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, maps, dbg_codes, stream)
+                                         : launch_fp8_dbg<2>(mp, maps, dbg_codes, stream);
+    return kind == FLAMIA_SM90_MXFP8 ? (det ? launch_fp8<1, true>(mp, maps, stream) : launch_fp8<1, false>(mp, maps, stream))
+                                     : (det ? launch_fp8<2, true>(mp, maps, stream) : launch_fp8<2, false>(mp, maps, stream));
 }
 
 } // namespace flamia_bwd
