@@ -62,7 +62,6 @@
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 
 #include <type_traits>
 
@@ -1017,8 +1016,7 @@ cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainPara
                             uint8_t *kt_codes, int t_vpad, uint8_t *dbg_codes, cudaStream_t stream) {
     /* the kernel (and its debug twin) read Q^T, K^T and the permuted Q, dO rows through these
      * maps (dQ's: launch_fp8) */
-    BwdMaps maps;
-    memset(&maps, 0, sizeof maps);
+    BwdMaps maps{}; /* zeroed: the debug kernel leaves dq unset */
     if (!flamia_tma_transposed_codes(&maps.qt, qt_codes, t_vpad, kD, mp.Hq, 128) ||
         !flamia_tma_transposed_codes(&maps.kt, kt_codes, t_vpad, kD, mp.Hkv, 128) ||
         !flamia_tma_perm_rows(&maps.q, mp.q8, mp.T, mp.Hq * kD, 1) ||
