@@ -165,6 +165,12 @@ struct SmemF {
  * (launch_fp8) both take it from here, so the box always matches the adds. */
 __host__ __device__ constexpr bool dq_adds_per_warp(int kind, bool det) { return kind == 1 && !det; }
 
+/* The tile-local key of K / V staging row r (and so of S^T's, dP^T's, dK's and dV's accumulator
+ * row r): inside each 16-row group, rows g and g + 8 hold keys 2g and 2g + 1, so that a thread's
+ * two accumulator rows are adjacent keys and its dS codes go to [query][key] as 16-bit pairs.
+ * The key sets of every warp and 32-key block are unchanged. */
+__device__ __forceinline__ int key_of_row(int r) { return (r & ~15) | ((r & 7) << 1) | ((r >> 3) & 1); }
+
 /* The main kernel's tensor maps (launch_main_fp8): Q^T and K^T codes, the dQ accumulator
  * (launch_fp8; the debug kernel adds dQ by REDs and leaves it unset), the Q and dO code rows
  * and the F16 dO panel through the permuted-stride maps */
@@ -206,7 +212,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
     const int k0 = n * 128; /* doc-local first key of the tile */
     const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
     const int g = lane >> 2, tq = lane & 3, tq4 = 4 * tq;
-    const int rloc[2] = {wg * 64 + wq * 16 + g, wg * 64 + wq * 16 + g + 8}; /* tile-local keys of my rows */
+    const int rloc[2] = {wg * 64 + wq * 16 + 2 * g, wg * 64 + wq * 16 + 2 * g + 1}; /* tile-local keys of my rows (key_of_row) */
     const int kbl = wg * 2 + (wq >> 1);                                      /* my rows' 32-key block */
     const int mt0 = p.causal ? n : 0, nqt = (len + 127) / 128, per_head = nqt - mt0;
     const int nit = per_head * p.group;
@@ -214,7 +220,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
      * transposed tiles' TMA boxes start there */
     const int tpos = vt_start(ds, doc);
 
-    /* ---- prologue: K, V (natural order) by cp.async; K^T by TMA; key constants */
+    /* ---- prologue: K, V (rows in key_of_row's order) by cp.async; K^T by TMA; key constants */
     if (tid == 0) {
         for (int b = 0; b < 3; b++) mbar_init(smem_u32(&sBar[b]), 1);
         mbar_init(smem_u32(&sBar[3]), 256); /* the F16 dO tile: every thread arrives (cp.async or plain) */
@@ -225,7 +231,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         const int ch = tid + i * 256, r = ch >> 3, q = ch & 7;
-        const int tok = ds + k0 + r;
+        const int tok = ds + k0 + key_of_row(r);
         const bool ok = tok < p.T;
         const size_t off = ((size_t)(ok ? tok : 0) * p.Hkv + hk) * kD + q * 16;
         cp_async16(smem_u32(smem + SM::kK + sw128(r, q)), p.k8 + off, ok);
@@ -669,20 +675,22 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
 
             /* ---- dS codes: dK operand (registers), dQ operand (shared memory, [query][key]) */
             /* Byte (query qn, key r) of the [64][128] tile sits at qn 128 + ((r / 16) ^ (qn & 7)) 16
-             * + r % 16 (128-byte swizzle). A thread's keys r = 16 C + g + 8 hh share C = r / 16,
-             * and its queries qn = cj + tq4 (cj = acc_query(j, 0), a constant of the unrolled j)
-             * have qn & 7 = (tq4 & 4) | (cj & 2), qn + 1 one more: so every store is one of four
-             * thread constants (k = (cj & 2) | e, e = 0 for qn, 1 for qn + 1) plus an immediate. */
+             * + r % 16 (128-byte swizzle). A thread's keys r = 16 C + 2g + hh (key_of_row) share
+             * C = r / 16 and are adjacent: one 16-bit store per query. Its queries qn = cj + tq4
+             * (cj = acc_query(j, 0), a constant of the unrolled j) have qn & 7 = (tq4 & 4) | (cj & 2),
+             * qn + 1 one more: so every store is one of four thread constants (k = (cj & 2) | e,
+             * e = 0 for qn, 1 for qn + 1) plus an immediate. */
             uint8_t *sDS = smem + SM::kDS + h2 * 8192 + tq4 * 128;
             int dsoff[4];
             {
                 const int c = (wg * 4 + wq) ^ (tq4 & 4);
 #pragma unroll
-                for (int k = 0; k < 4; k++) dsoff[k] = ((c ^ k) << 4) | g;
+                for (int k = 0; k < 4; k++) dsoff[k] = ((c ^ k) << 4) | (2 * g);
             }
             uint32_t pk[8];
 #pragma unroll
             for (int j = 0; j < 8; j++) {
+                uint32_t qcs[2]; /* dQ operand codes of keys 2g + hh, queries qn (byte 0), qn + 1 (byte 1) */
                 const int qn = acc_query(j, tq4); /* even */
                 const int cj = acc_query(j, 0);
                 const float2 inv = KIND == 1 ? make_float2(invr[j >> 2], invr[j >> 2]) : *(const float2 *)(sInv + kbl * 64 + qn);
@@ -711,9 +719,11 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                         kc[hh] = flamia_cvt_e4m3x2(dsq.x * sck0, dsq.y * sck1);
                         qc = flamia_cvt_e4m3x2((dsq.x * ekf[hh]) * dqop.x, (dsq.y * ekf[hh]) * dqop.y);
                     }
-                    sDS[dsoff[cj & 2] + cj * 128 + 8 * hh] = (uint8_t)qc;
-                    sDS[dsoff[(cj & 2) | 1] + (cj + 1) * 128 + 8 * hh] = (uint8_t)__byte_perm(qc, 0u, 0x4441);
+                    qcs[hh] = qc;
                 }
+                *reinterpret_cast<uint16_t *>(sDS + dsoff[cj & 2] + cj * 128) = (uint16_t)__byte_perm(qcs[0], qcs[1], 0x40);
+                *reinterpret_cast<uint16_t *>(sDS + dsoff[(cj & 2) | 1] + (cj + 1) * 128) =
+                    (uint16_t)__byte_perm(qcs[0], qcs[1], 0x51);
                 const int bb = j >> 2, jj = j & 3;
                 const int base = 4 * bb + ((jj >> 1) << 1);
                 if ((jj & 1) == 0) {
@@ -943,7 +953,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
             uint16_t *dst = mat ? p.dv : p.dk;
 #pragma unroll
             for (int i = 0; i < 8; i++) {
-                const int id = wtid + 128 * i, r = id >> 4, c = id & 15, j = k0 + wg * 64 + r;
+                const int id = wtid + 128 * i, r = id >> 4, c = id & 15, j = k0 + wg * 64 + key_of_row(r);
                 if (j < len)
                     *(uint4 *)(dst + ((size_t)(ds + j) * p.Hkv + hk) * kD + c * 8) =
                         *(const uint4 *)(st + r * 256 + ((c ^ (r & 7)) << 4));
