@@ -19,6 +19,23 @@
         printf("  %-22s %-12s %s\n", flamia_status_string(got_), needle, msg_);                              \
     } while (0)
 
+/* A training call's outputs poisoned before it runs, and read back after it as one host
+ * block: O, lse, dK, dV (bit-comparable: `fixed` bytes), then dQ (its reduce-add order varies) */
+static void poison_outputs(uint16_t *o, uint16_t *dq, uint16_t *dk, uint16_t *dv, size_t nq, size_t nk) {
+    CK(cudaMemset(o, 0xFF, nq * 2));
+    CK(cudaMemset(dq, 0xFF, nq * 2));
+    CK(cudaMemset(dk, 0xFF, nk * 2));
+    CK(cudaMemset(dv, 0xFF, nk * 2));
+}
+static void fetch_outputs(uint8_t *p, const uint16_t *o, const float *lse, const uint16_t *dk, const uint16_t *dv,
+                          const uint16_t *dq, size_t nq, size_t nk, size_t nl) {
+    CK(cudaMemcpy(p, o, nq * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(p + nq * 2, lse, nl * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(p + nq * 2 + nl * 4, dk, nk * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(p + nq * 2 + nl * 4 + nk * 2, dv, nk * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(p + nq * 2 + nl * 4 + nk * 4, dq, nq * 2, cudaMemcpyDeviceToHost));
+}
+
 /* The training call under CUDA graph capture: replayed 3x, O, lse, dK and dV equal the
  * eager call's bit for bit (their sums have a fixed order); dQ is reduce-added across key
  * tiles by FP32 reduce-adds in whatever order the CTAs finish (the non-deterministic mode,
@@ -36,10 +53,7 @@ static void train_step_capture(const char *preset, const flamia_recipe *rec, con
     uint8_t *eager = xmalloc(bytes), *replay = xmalloc(bytes), *separate = xmalloc(bytes);
     uint8_t *res[3] = {eager, replay, separate};
     for (int pass = 0; pass < 3; pass++) {
-        CK(cudaMemset(o, 0xFF, nq * 2));
-        CK(cudaMemset(dq, 0xFF, nq * 2));
-        CK(cudaMemset(dk, 0xFF, nk * 2));
-        CK(cudaMemset(dv, 0xFF, nk * 2));
+        poison_outputs(o, dq, dk, dv, nq, nk);
         CK(cudaMemset(ws, 0xCD, wsb));
         flamia_status s;
         if (pass == 0) {
@@ -65,12 +79,7 @@ static void train_step_capture(const char *preset, const flamia_recipe *rec, con
                pass == 0 ? "eager" : pass == 1 ? "captured" : "as quantize, forward, backward", flamia_status_string(s),
                flamia_last_error());
         CK(cudaStreamSynchronize(st));
-        uint8_t *p = res[pass];
-        CK(cudaMemcpy(p, o, nq * 2, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(p + nq * 2, lse, nl * 4, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(p + nq * 2 + nl * 4, dk, nk * 2, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(p + nq * 2 + nl * 4 + nk * 2, dv, nk * 2, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(p + nq * 2 + nl * 4 + nk * 4, dq, nq * 2, cudaMemcpyDeviceToHost));
+        fetch_outputs(res[pass], o, lse, dk, dv, dq, nq, nk, nl);
     }
     const size_t fixed = nq * 2 + nl * 4 + nk * 4;
     const int same = !memcmp(eager, replay, fixed);
@@ -124,10 +133,7 @@ static void train_step_other_thread(train_call c, size_t nq, size_t nk) {
     const size_t nl = (size_t)c.sh->total_tokens * c.sh->heads_q, fixed = nq * 2 + nl * 4 + nk * 4;
     uint8_t *res[2] = {xmalloc(fixed + nq * 2), xmalloc(fixed + nq * 2)};
     for (int pass = 0; pass < 2; pass++) {
-        CK(cudaMemset(c.o, 0xFF, nq * 2));
-        CK(cudaMemset(c.dq, 0xFF, nq * 2));
-        CK(cudaMemset(c.dk, 0xFF, nk * 2));
-        CK(cudaMemset(c.dv, 0xFF, nk * 2));
+        poison_outputs(c.o, c.dq, c.dk, c.dv, nq, nk);
         CK(cudaDeviceSynchronize());
         if (pass == 0) {
             train_step_thread(&c);
@@ -139,12 +145,7 @@ static void train_step_other_thread(train_call c, size_t nq, size_t nk) {
         EXPECT(c.status == FLAMIA_OK, "train_step from %s -> %s: %s", pass ? "a new thread" : "the main thread",
                flamia_status_string(c.status), c.msg);
         CK(cudaStreamSynchronize(c.st));
-        uint8_t *p = res[pass];
-        CK(cudaMemcpy(p, c.o, nq * 2, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(p + nq * 2, c.lse, nl * 4, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(p + nq * 2 + nl * 4, c.dk, nk * 2, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(p + nq * 2 + nl * 4 + nk * 2, c.dv, nk * 2, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(p + fixed, c.dq, nq * 2, cudaMemcpyDeviceToHost));
+        fetch_outputs(res[pass], c.o, c.lse, c.dk, c.dv, c.dq, nq, nk, nl);
     }
     const int same = !memcmp(res[0], res[1], fixed);
     const bf16_diff d = bf16_compare((const uint16_t *)(res[0] + fixed), (const uint16_t *)(res[1] + fixed), nq);
@@ -155,6 +156,73 @@ static void train_step_other_thread(train_call c, size_t nq, size_t nk) {
            c.status == FLAMIA_OK ? "accepted" : "REFUSED", same ? "bit-identical to" : "DIFFER from", d.rel);
     free(res[0]);
     free(res[1]);
+}
+
+/* Programmatic dependent launch (kernels/sm90/sm90_pdl.cuh) lets each kernel of a call be
+ * scheduled under the tail of the kernel before it, the first kernel of a call under the
+ * last one of the call before. Training calls on two input sets, enqueued back to back on
+ * one stream with one workspace (A, B, A, B) and no synchronization, must each give what
+ * the same call gives alone after a synchronization (O / lse / dK / dV bit for bit, dQ
+ * within the reduce-adds' order): a kernel that touched memory before its wait would see
+ * the other call's workspace. Run with FLAMIA_SM90_PDL=0 too (meson: test_gpu_api_nopdl). */
+static void train_step_back_to_back(train_call a, const uint16_t *q2, const uint16_t *dout2, size_t nq, size_t nk) {
+    const size_t nl = (size_t)a.sh->total_tokens * a.sh->heads_q, fixed = nq * 2 + nl * 4 + nk * 4;
+    train_call b = a;
+    b.q = q2;
+    b.dout = dout2;
+    b.o = dmalloc(nq * 2);
+    b.dq = dmalloc(nq * 2);
+    b.dk = dmalloc(nk * 2);
+    b.dv = dmalloc(nk * 2);
+    b.lse = dmalloc(nl * 4);
+    train_call *calls[2] = {&a, &b};
+    uint8_t *alone[2] = {xmalloc(fixed + nq * 2), xmalloc(fixed + nq * 2)};
+    uint8_t *chained[2] = {xmalloc(fixed + nq * 2), xmalloc(fixed + nq * 2)};
+    for (int i = 0; i < 2; i++) {
+        train_call *c = calls[i];
+        poison_outputs(c->o, c->dq, c->dk, c->dv, nq, nk);
+        CK(cudaMemset(c->ws, 0xCD, c->wsb));
+        train_step_thread(c);
+        EXPECT(c->status == FLAMIA_OK, "train_step (input set %d) -> %s: %s", i, flamia_status_string(c->status),
+               c->msg);
+        CK(cudaStreamSynchronize(c->st));
+        fetch_outputs(alone[i], c->o, c->lse, c->dk, c->dv, c->dq, nq, nk, nl);
+        poison_outputs(c->o, c->dq, c->dk, c->dv, nq, nk);
+    }
+    CK(cudaMemset(a.ws, 0xCD, a.wsb));
+    CK(cudaDeviceSynchronize());
+    for (int i = 0; i < 4; i++) {
+        train_call *c = calls[i & 1];
+        train_step_thread(c);
+        EXPECT(c->status == FLAMIA_OK, "back-to-back train_step %d -> %s: %s", i, flamia_status_string(c->status),
+               c->msg);
+    }
+    CK(cudaStreamSynchronize(a.st));
+    int same = 1;
+    double worst = 0;
+    long nonfinite = 0;
+    for (int i = 0; i < 2; i++) {
+        train_call *c = calls[i];
+        fetch_outputs(chained[i], c->o, c->lse, c->dk, c->dv, c->dq, nq, nk, nl);
+        same &= !memcmp(alone[i], chained[i], fixed);
+        const bf16_diff d = bf16_compare((const uint16_t *)(alone[i] + fixed), (const uint16_t *)(chained[i] + fixed), nq);
+        nonfinite += d.nonfinite;
+        worst = d.rel > worst ? d.rel : worst;
+        free(alone[i]);
+        free(chained[i]);
+    }
+    EXPECT(same, "%s: back-to-back train_step calls: O / lse / dK / dV differ from the same calls alone", a.rec->name);
+    EXPECT(nonfinite == 0 && worst <= 1.0 / 256, "%s: back-to-back train_step calls: dQ %ld non-finite, rel. L2 %.2e",
+           a.rec->name, nonfinite, worst);
+    printf("back to back  %-11s: 4 train_step calls on 2 input sets (PDL %s), O/lse/dK/dV %s the calls alone, dQ "
+           "rel. L2 %.1e\n",
+           a.rec->name, getenv("FLAMIA_SM90_PDL") ? getenv("FLAMIA_SM90_PDL") : "on", same ? "bit-identical to" : "DIFFER from",
+           worst);
+    CK(cudaFree(b.o));
+    CK(cudaFree(b.dq));
+    CK(cudaFree(b.dk));
+    CK(cudaFree(b.dv));
+    CK(cudaFree(b.lse));
 }
 
 int main(void) {
@@ -188,6 +256,10 @@ int main(void) {
     CK(cudaMemcpy(dk, h, nk * 2, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dv, h + nk, nk * 2, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(ddo, h, nq * 2, cudaMemcpyHostToDevice));
+    fill_bf16(&r, scratch, h, nq, 1.0); /* a second input set (Q, dO) for the back-to-back calls */
+    uint16_t *q2 = dupload(h, nq * 2);
+    fill_bf16(&r, scratch, h, nq, 1.0);
+    uint16_t *dout2 = dupload(h, nq * 2);
 
     printf("refusals (status, key word, message):\n");
     /* ---- recipes */
@@ -348,6 +420,10 @@ int main(void) {
         if (pass == 0) {
             train_call c = {&rec, &sh, dq, dk, dv, ddo, dO, ddq, ddk, ddv, dlse, ws, wsb, st, FLAMIA_OK, ""};
             train_step_other_thread(c, nq, nk);
+        }
+        if (pass < 2) { /* the FP8 kinds */
+            train_call c = {&rec, &sh, dq, dk, dv, ddo, dO, ddq, ddk, ddv, dlse, ws, wsb, st, FLAMIA_OK, ""};
+            train_step_back_to_back(c, q2, dout2, nq, nk);
         }
         CK(cudaStreamDestroy(st));
     }
