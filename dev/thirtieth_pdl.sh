@@ -5,6 +5,8 @@
 # FLAMIA_SM90_PDL=0; its back-to-back calls check that no kernel touches memory before its
 # wait) and the sanitizers on the PDL build, then an A/B of FLAMIA_SM90_PDL=0 against on
 # with the latency driver (dev/latency_ab.sh: configurations alternated per workload and round).
+# Ran at 1adbc2a (log dev/logs/thirtieth_pdl.log); the change was not kept: it is dev/pdl_v1.patch
+# (git apply it first to run this again).
 # Usage (device, repo root): FLAMIA_GIT_COMMIT=<hash> bash dev/thirtieth_pdl.sh > $OUT/run.log 2>&1
 set -u
 export OMP_NUM_THREADS=16

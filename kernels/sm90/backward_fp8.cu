@@ -70,7 +70,6 @@
 #include "flamia_formats.h"
 #include "sm90_e4m3.cuh"
 #include "sm90_exp2.cuh"
-#include "sm90_pdl.cuh"
 #include "sm90_ptx.cuh"
 #include "sm90_tiles.cuh"
 #include "sm90_tma_host.cuh"
@@ -196,7 +195,6 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
     int *sGq = (int *)(smem + SM::kGq);
     int *sEKp = (int *)(smem + SM::kEKp), *sMisc = (int *)(smem + SM::kMisc);
     uint64_t *sBar = (uint64_t *)(smem + SM::kBar);
-    flamia_sm90::pdl_enter();
 
     /* a 1-D grid over (key tile slot, kv head): kv head fastest, then key tile, then
      * document (sm90_tiles.cuh slots). A document's first key tiles, the CTAs that see the
@@ -1008,7 +1006,8 @@ static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, co
         attr = true;
     }
     const unsigned grid = (unsigned)tile_slots(mp.T, mp.num_docs) * (unsigned)mp.Hkv;
-    return flamia_sm90::pdl_launch(kernel, dim3(grid), dim3(256), (size_t)bytes, stream, args...);
+    kernel<<<grid, 256, bytes, stream>>>(args...);
+    return cudaGetLastError();
 }
 template <int KIND, bool DET>
 static cudaError_t launch_fp8(const MainParams &mp, BwdMaps &maps, cudaStream_t stream) {

@@ -13,7 +13,6 @@
 #include "sm90_e4m3.cuh"
 #include "sm90_exp2.cuh"
 #include "sm90_launch.h"
-#include "sm90_pdl.cuh"
 #include "sm90_ptx.cuh"
 #include "sm90_tiles.cuh"
 
@@ -31,7 +30,6 @@ __global__ void __launch_bounds__(256, 6) bwd_pre_do(const PreParams p) {
     __shared__ int s_range[2];
     __shared__ float s_delta[64];
     __shared__ __align__(16) uint16_t s_io[2][64][kD]; /* the window's dO and O rows (BF16) */
-    flamia_sm90::pdl_enter();
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int h = blockIdx.y, T = p.T, w0 = blockIdx.x * 32;
     int a, b;
@@ -218,7 +216,6 @@ constexpr int kTrSlots = FLAMIA_BWD_TR_SLOTS;
 __global__ void __launch_bounds__(256) bwd_transpose(const TrParams p) {
     __shared__ uint8_t s[64][kD + 4];
     __shared__ int s_tok[64];
-    flamia_sm90::pdl_enter();
     const int p0 = blockIdx.x * 64, tid = threadIdx.x;
     if (tid < 64) { /* the last document starting at or before this position */
         const int pos = p0 + tid;
@@ -306,7 +303,6 @@ __device__ __forceinline__ void hadamard_row4(float (&x)[4], int lane, float nor
 
 /* dq_accum [rows][128] -> BF16 dq (rotated back when hadamard): one warp per row */
 __global__ void bwd_dq_out(const float4 *acc, uint2 *dq, size_t rows, int hadamard, float had_norm) {
-    flamia_sm90::pdl_enter();
     const int lane = threadIdx.x & 31;
     for (size_t r = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; r < rows;
          r += ((size_t)gridDim.x * blockDim.x) >> 5) {
@@ -321,22 +317,22 @@ __global__ void bwd_dq_out(const float4 *acc, uint2 *dq, size_t rows, int hadama
 
 cudaError_t launch_pre_do(enum flamia_sm90_kind kind, const PreParams &pp, cudaStream_t stream) {
     const dim3 pgrid((pp.T + 31) / 32, pp.Hq);
-    void (*kernel)(const PreParams) = kind == FLAMIA_SM90_MXFP8         ? bwd_pre_do<32>
-                                      : kind == FLAMIA_SM90_MXFP8_EXACT ? bwd_pre_do<1>
-                                                                        : bwd_pre_do<0>;
-    return flamia_sm90::pdl_launch(kernel, pgrid, dim3(256), 0, stream, pp);
+    if (kind == FLAMIA_SM90_MXFP8) bwd_pre_do<32><<<pgrid, 256, 0, stream>>>(pp);
+    else if (kind == FLAMIA_SM90_MXFP8_EXACT) bwd_pre_do<1><<<pgrid, 256, 0, stream>>>(pp);
+    else bwd_pre_do<0><<<pgrid, 256, 0, stream>>>(pp);
+    return cudaGetLastError();
 }
 
 cudaError_t launch_transpose(const TrParams &tp, cudaStream_t stream) {
-    const dim3 grid((tp.t_vpad + 63) / 64, (tp.heads[0] + tp.heads[1] + kTrSlots - 1) / kTrSlots);
-    return flamia_sm90::pdl_launch(bwd_transpose, grid, dim3(256), 0, stream, tp);
+    bwd_transpose<<<dim3((tp.t_vpad + 63) / 64, (tp.heads[0] + tp.heads[1] + kTrSlots - 1) / kTrSlots), 256, 0, stream>>>(tp);
+    return cudaGetLastError();
 }
 
 /* rows = tokens x query heads, one warp per row of 128 */
 cudaError_t launch_dq_out(const float *dq_acc, uint16_t *dq, size_t rows, int hadamard, cudaStream_t stream) {
     const int blocks = (int)((rows + 7) / 8 < 132 * 32 ? (rows + 7) / 8 : 132 * 32);
-    return flamia_sm90::pdl_launch(bwd_dq_out, dim3(blocks), dim3(256), 0, stream, (const float4 *)dq_acc, (uint2 *)dq,
-                                   rows, hadamard, 1.0f / sqrtf((float)kD));
+    bwd_dq_out<<<blocks, 256, 0, stream>>>((const float4 *)dq_acc, (uint2 *)dq, rows, hadamard, 1.0f / sqrtf((float)kD));
+    return cudaGetLastError();
 }
 
 } // namespace flamia_bwd

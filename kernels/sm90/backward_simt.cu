@@ -10,7 +10,6 @@
 #include "flamia_formats.h"
 #include "sm90_e4m3.cuh"
 #include "sm90_exp2.cuh"
-#include "sm90_pdl.cuh"
 
 namespace flamia_bwd {
 
@@ -32,7 +31,6 @@ __global__ void __launch_bounds__(256) bwd_simt(const MainParams p) {
     float *sK = sm, *sV = sK + 32 * LD, *sQ = sV + 32 * LD, *sDO = sQ + 32 * LD;
     float *sP = sDO + 32 * LD, *sS = sP + 32 * 33;
     float *sM = sS + 32 * 33, *sN = sM + 32, *sDl = sN + 32, *sRA = sDl + 32;
-    flamia_sm90::pdl_enter();
     /* deterministic dQ: the last key blocks first (dq_turn_wait's order) */
     const int doc = blockIdx.x, hk = blockIdx.y, kbk = DET ? (int)(gridDim.z - 1 - blockIdx.z) : (int)blockIdx.z;
     const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
@@ -214,7 +212,8 @@ template <int KIND, bool DET> static cudaError_t launch_simt(const MainParams &m
         attr = true;
     }
     dim3 grid(num_docs, mp.Hkv, (max_seqlen + 31) / 32);
-    return flamia_sm90::pdl_launch(bwd_simt<KIND, DET>, grid, dim3(256), (size_t)bytes, stream, mp);
+    bwd_simt<KIND, DET><<<grid, 256, bytes, stream>>>(mp);
+    return cudaGetLastError();
 }
 
 cudaError_t launch_main_simt(enum flamia_sm90_kind kind, bool det, const MainParams &mp, int num_docs, int max_seqlen,

@@ -372,7 +372,6 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
     const cudaStream_t cs = (cudaStream_t)stream;
     P.dq_zero_in_forward = dq_zero_in_forward();
     P.qkt_in_quantize = qkt_in_quantize();
-    P.fwd_counters_in_quantize = 1;
     if ((st = quantize_checked(fn, &P, q, k, v, workspace, cs)) ||
         (st = forward_checked(fn, &P, workspace, o, lse, cs)))
         return st;

@@ -62,7 +62,6 @@
 #include "sm90_e4m3.cuh"
 #include "sm90_exp2.cuh"
 #include "sm90_launch.h"
-#include "sm90_pdl.cuh"
 #include "sm90_ptx.cuh"
 #include "sm90_tiles.cuh"
 #include "sm90_tma_host.cuh"
@@ -447,7 +446,6 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    flamia_sm90::pdl_enter(); /* the barriers above are this CTA's own: set up under the previous kernel's tail */
     __syncthreads();
 
     if (wg == 0) {
@@ -992,7 +990,8 @@ static cudaError_t launch_grid(void (*kernel)(KernelArgs...), bool &attr, int by
     if (e != cudaSuccess) return e;
     const int items = fwd_items(prm.Hq, prm.T, prm.num_docs);
     dim3 grid((unsigned)(items < sms ? items : sms));
-    return flamia_sm90::pdl_launch(kernel, grid, dim3(kThreads), (size_t)bytes, stream, args...);
+    kernel<<<grid, kThreads, bytes, stream>>>(args...);
+    return cudaGetLastError();
 }
 /* the counters and the listed-item bits of fwd_work */
 static cudaError_t reset_work(const Params &prm, cudaStream_t stream) {
@@ -1000,31 +999,30 @@ static cudaError_t reset_work(const Params &prm, cudaStream_t stream) {
     return cudaMemsetAsync(prm.work, 0, (size_t)(fwd_split_list(prm.work, items) - prm.work) * sizeof(int), stream);
 }
 /* the main kernel (direct exponential), then its SPLIT instantiation on the items the main
- * one listed (most often none: its CTAs find the list empty and exit); counters_zeroed: the
- * training call's quantize zeroed fwd_work's counters (flamia_sm90_problem) */
+ * one listed (most often none: its CTAs find the list empty and exit) */
 template <typename... KernelArgs, typename... Args>
 static cudaError_t launch_main_split(void (*main_kernel)(KernelArgs...), bool &attr_main,
                                      void (*split_kernel)(KernelArgs...), bool &attr_split, int bytes,
-                                     const Params &prm, bool counters_zeroed, cudaStream_t stream, Args... args) {
-    cudaError_t e = counters_zeroed ? cudaSuccess : reset_work(prm, stream);
+                                     const Params &prm, cudaStream_t stream, Args... args) {
+    cudaError_t e = reset_work(prm, stream);
     if (e == cudaSuccess) e = launch_grid(main_kernel, attr_main, bytes, prm, stream, args...);
     if (e == cudaSuccess) e = launch_grid(split_kernel, attr_split, bytes, prm, stream, args...);
     return e;
 }
 template <int KIND, int S, bool PP>
-static cudaError_t launch(const Params &prm, const FwdMaps &map, bool counters_zeroed, cudaStream_t stream) {
+static cudaError_t launch(const Params &prm, const FwdMaps &map, cudaStream_t stream) {
     static bool attr = false, attr_dqz = false, attr_split = false;
     if (prm.dq_zero) /* the training call: the main launch also zeroes dq_accum (the SPLIT one recomputes items only) */
         return launch_main_split(fwd_kernel<KIND, S, PP, false, true>, attr_dqz, fwd_kernel<KIND, S, PP, true>,
-                                 attr_split, Smem<KIND, S>::kBytes, prm, counters_zeroed, stream, map, prm);
+                                 attr_split, Smem<KIND, S>::kBytes, prm, stream, map, prm);
     return launch_main_split(fwd_kernel<KIND, S, PP, false>, attr, fwd_kernel<KIND, S, PP, true>, attr_split,
-                             Smem<KIND, S>::kBytes, prm, counters_zeroed, stream, map, prm);
+                             Smem<KIND, S>::kBytes, prm, stream, map, prm);
 }
 template <int KIND>
 static cudaError_t launch_dbg(const Params &prm, const FwdMaps &map, const DbgOut &dbg, cudaStream_t stream) {
     static bool attr = false, attr_split = false;
     return launch_main_split(fwd_kernel_dbg<KIND, false>, attr, fwd_kernel_dbg<KIND, true>, attr_split,
-                             Smem<KIND, 3>::kBytes, prm, false, stream, map, prm, dbg);
+                             Smem<KIND, 3>::kBytes, prm, stream, map, prm, dbg);
 }
 
 } // namespace flamia_fwd
@@ -1080,14 +1078,14 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *works
     Params prm;
     FwdMaps map;
     fwd_setup(P, workspace, o, lse, prm, map);
-    const bool pp = flamia_fwd_pingpong != 0, z = P->fwd_counters_in_quantize != 0;
+    const bool pp = flamia_fwd_pingpong != 0;
     switch (P->kind) {
     case FLAMIA_SM90_BF16:
-        return pp ? launch<KIND_BF16, 2, true>(prm, map, z, stream) : launch<KIND_BF16, 2, false>(prm, map, z, stream);
+        return pp ? launch<KIND_BF16, 2, true>(prm, map, stream) : launch<KIND_BF16, 2, false>(prm, map, stream);
     case FLAMIA_SM90_MXFP8_EXACT:
-        return pp ? launch<KIND_TOKEN, 3, true>(prm, map, z, stream) : launch<KIND_TOKEN, 3, false>(prm, map, z, stream);
+        return pp ? launch<KIND_TOKEN, 3, true>(prm, map, stream) : launch<KIND_TOKEN, 3, false>(prm, map, stream);
     default:
-        return pp ? launch<KIND_BLOCK, 3, true>(prm, map, z, stream) : launch<KIND_BLOCK, 3, false>(prm, map, z, stream);
+        return pp ? launch<KIND_BLOCK, 3, true>(prm, map, stream) : launch<KIND_BLOCK, 3, false>(prm, map, stream);
     }
 }
 

@@ -46,7 +46,6 @@
 #include "flamia_formats.h"
 #include "sm90_e4m3.cuh"
 #include "sm90_launch.h"
-#include "sm90_pdl.cuh"
 #include "sm90_tiles.cuh"
 
 namespace {
@@ -97,9 +96,6 @@ struct QuantParams {
     uint8_t *qt, *kt; /* training call (flamia_sm90_problem::qkt_in_quantize): Q^T, K^T in V^T's
                          layout for the backward, else null */
     int *err;
-    int *fwd_counters; /* training call (flamia_sm90_problem::fwd_counters_in_quantize): the
-                          forward's counters, zeroed by CTA (0, 0), else null */
-    int fwd_counter_words;
     const int32_t *cu;
     int heads[3];
     int T, num_docs, t_vpad, head_slots, heads_per_cta, hadamard;
@@ -110,12 +106,6 @@ struct QuantParams {
  * array indexed at run time (that puts the parameter block in local memory) */
 __device__ __forceinline__ uint8_t *transposed_dst(const QuantParams &p, int ti) {
     return ti == 0 ? p.qt : ti == 1 ? p.kt : p.vt;
-}
-
-/* the forward runs after this kernel has completed, so any CTA may zero its counters */
-__device__ __forceinline__ void zero_fwd_counters(const QuantParams &p) {
-    if (p.fwd_counters && blockIdx.x == 0 && blockIdx.y == 0)
-        for (int i = threadIdx.x; i < p.fwd_counter_words; i += blockDim.x) p.fwd_counters[i] = 0;
 }
 
 __device__ __forceinline__ uint4 ld_stream(const uint16_t *p) {
@@ -141,8 +131,6 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
     __shared__ int s_range[2];
     __shared__ uint8_t s_vt[FP8 ? D * VSTR : 1];
 
-    flamia_sm90::pdl_enter();
-    zero_fwd_counters(p);
     const int tid = threadIdx.x;
     const int c = tid % TPR;
     const int r0 = tid / TPR;
@@ -456,8 +444,6 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
     constexpr int TSTR = D + 4;
     __shared__ __align__(16) uint8_t s_tile[kThreads / 32][32 * TSTR];
 
-    flamia_sm90::pdl_enter();
-    zero_fwd_counters(p);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int c = lane % TPR, r0 = lane / TPR;
     const int T = p.T;
@@ -626,7 +612,7 @@ cudaError_t launch(const QuantParams &qp, dim3 grid, cudaStream_t stream) {
     void *args[] = {const_cast<QuantParams *>(&qp)};
     const void *fn = qp.hadamard ? (const void *)quantize_kernel<D, GRAN, FP8, true>
                                  : (const void *)quantize_kernel<D, GRAN, FP8, false>;
-    return flamia_sm90::pdl_launch_c(fn, grid, dim3(kThreads), 0, stream, args);
+    return cudaLaunchKernel(fn, grid, dim3(kThreads), args, 0, stream);
 }
 
 template <int D>
@@ -663,8 +649,6 @@ cudaError_t flamia_sm90_quantize(const struct flamia_sm90_problem *pb, const uin
     qp.qt = qkt ? ws + L.qt_codes : nullptr;
     qp.kt = qkt ? ws + L.kt_codes : nullptr;
     qp.err = (int *)(ws + L.err_flag);
-    qp.fwd_counters = pb->fwd_counters_in_quantize ? (int *)(ws + L.fwd_work) : nullptr;
-    qp.fwd_counter_words = (int)flamia_sm90_fwd_counter_words(pb);
     qp.cu = pb->cu_seqlens;
     qp.heads[0] = pb->heads_q;
     qp.heads[1] = pb->heads_kv;
@@ -697,7 +681,7 @@ cudaError_t flamia_sm90_quantize(const struct flamia_sm90_problem *pb, const uin
         void *args[] = {&qp};
         const void *fn = pb->head_dim == 128 ? (const void *)quantize_block_warp_kernel<128>
                                              : (const void *)quantize_block_warp_kernel<64>;
-        e = flamia_sm90::pdl_launch_c(fn, gwb, dim3(kThreads), 0, stream, args);
+        e = cudaLaunchKernel(fn, gwb, dim3(kThreads), args, 0, stream);
         return e;
     }
     if (pb->head_dim == 128) return dispatch<128>(qp, grid, pb->kind, stream);

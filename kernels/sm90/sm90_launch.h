@@ -35,9 +35,6 @@ struct flamia_sm90_problem {
     int qkt_in_quantize;          /* training call only: quantize writes qt_codes, kt_codes
                                      and the backward skips bwd_transpose (unless
                                      FLAMIA_SM90_QKT=bwd) */
-    int fwd_counters_in_quantize; /* training call only: quantize zeroes the forward's counters
-                                     (fwd_work's header and bits) and the forward does not, so
-                                     no memset stands between the two kernels (sm90_pdl.cuh) */
 };
 
 /* Workspace layout: regions aligned to 256 bytes, offsets from the workspace base.
@@ -151,12 +148,6 @@ enum {
     FLAMIA_SM90_FWD_SPLIT_NEXT = 2,
     FLAMIA_SM90_FWD_HEADER = 4
 };
-
-/* fwd_work's words that are zeroed before each forward: the header and a bit per work item */
-static inline size_t flamia_sm90_fwd_counter_words(const struct flamia_sm90_problem *p) {
-    const size_t items = (size_t)p->heads_q * (size_t)flamia_sm90_tile_slots(p->total_tokens, p->num_docs);
-    return FLAMIA_SM90_FWD_HEADER + (items + 31) / 32;
-}
 
 static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flamia_sm90_problem *p) {
     struct flamia_sm90_layout L;

@@ -158,13 +158,12 @@ static void train_step_other_thread(train_call c, size_t nq, size_t nk) {
     free(res[1]);
 }
 
-/* Programmatic dependent launch (kernels/sm90/sm90_pdl.cuh) lets each kernel of a call be
- * scheduled under the tail of the kernel before it, the first kernel of a call under the
- * last one of the call before. Training calls on two input sets, enqueued back to back on
- * one stream with one workspace (A, B, A, B) and no synchronization, must each give what
- * the same call gives alone after a synchronization (O / lse / dK / dV bit for bit, dQ
- * within the reduce-adds' order): a kernel that touched memory before its wait would see
- * the other call's workspace. Run with FLAMIA_SM90_PDL=0 too (meson: test_gpu_api_nopdl). */
+/* Training calls on two input sets, enqueued back to back on one stream with one workspace
+ * (A, B, A, B) and no synchronization, must each give what the same call gives alone after
+ * a synchronization (O / lse / dK / dV bit for bit, dQ within the reduce-adds' order): no
+ * kernel of a call may depend on a workspace region the call before it left (the forward's
+ * counters, dq_accum, the transposed codes), nor race with that call's last kernels. The
+ * thirtieth session's programmatic dependent launch (dev/pdl_v1.patch) was checked with it. */
 static void train_step_back_to_back(train_call a, const uint16_t *q2, const uint16_t *dout2, size_t nq, size_t nk) {
     const size_t nl = (size_t)a.sh->total_tokens * a.sh->heads_q, fixed = nq * 2 + nl * 4 + nk * 4;
     train_call b = a;
@@ -214,10 +213,9 @@ static void train_step_back_to_back(train_call a, const uint16_t *q2, const uint
     EXPECT(same, "%s: back-to-back train_step calls: O / lse / dK / dV differ from the same calls alone", a.rec->name);
     EXPECT(nonfinite == 0 && worst <= 1.0 / 256, "%s: back-to-back train_step calls: dQ %ld non-finite, rel. L2 %.2e",
            a.rec->name, nonfinite, worst);
-    printf("back to back  %-11s: 4 train_step calls on 2 input sets (PDL %s), O/lse/dK/dV %s the calls alone, dQ "
-           "rel. L2 %.1e\n",
-           a.rec->name, getenv("FLAMIA_SM90_PDL") ? getenv("FLAMIA_SM90_PDL") : "on", same ? "bit-identical to" : "DIFFER from",
-           worst);
+    printf("back to back  %-11s: 4 train_step calls on 2 input sets, O/lse/dK/dV %s the calls alone, dQ rel. L2 "
+           "%.1e\n",
+           a.rec->name, same ? "bit-identical to" : "DIFFER from", worst);
     CK(cudaFree(b.o));
     CK(cudaFree(b.dq));
     CK(cudaFree(b.dk));
