@@ -100,6 +100,12 @@ int main(int argc, char **argv) {
         const int ch = (int)(runif() * D);
         for (size_t t = 0; t < (size_t)T * Hkv; t++) k[t * D + ch] *= 8.0f;
     }
+    if (getenv("NEGQ")) { /* K <= 0 everywhere, Q >= 0 for even tokens: those rows' scores are all
+                           * negative (a softmax tile's row maximum below zero), the odd ones mixed */
+        for (size_t i = 0; i < k.size(); i++) k[i] = -fabsf(k[i]);
+        for (size_t t = 0; t < (size_t)T; t += 2)
+            for (size_t i = t * Hq * D; i < (t + 1) * Hq * D; i++) q[i] = fabsf(q[i]);
+    }
     if (getenv("VPAT")) { /* debug: V = 1 (ones) | d/64 (dcol) | (t mod 7)/4 (trow) */
         const char *vp = getenv("VPAT");
         for (size_t t = 0; t < (size_t)T * Hkv; t++)

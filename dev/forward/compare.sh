@@ -32,6 +32,17 @@ for spec in "1 mxfp8 rand20000:3 8 2 1" "1 exact rand20000:4 8 8 1" "1 bf16 rand
     if cmp -s $T/$A.bin $T/$b.bin; then echo "== QSCALE=$q $args: $b same bytes"; else echo "== QSCALE=$q $args: $b DIFFERS from $A"; fi
   done
 done
+# rows whose scores are all negative (check_forward NEGQ=1): a row maximum below zero
+for spec in "mxfp8 rand9000:9 4 2 1" "mxfp8 3x4096 8 8 1"; do
+  for b in $ALL; do NEGQ=1 FWD_DUMP=$T/$b.bin timeout 60 $B/$b $spec none > /dev/null 2>&1; done
+  for b in $ALL; do
+    [ "$b" = "$A" ] && continue
+    if cmp -s $T/$A.bin $T/$b.bin; then echo "== NEGQ=1 $spec: $b same bytes"; else echo "== NEGQ=1 $spec: $b DIFFERS from $A"; fi
+  done
+done
+if [ "${CHECK:-1}" = 1 ]; then
+  for b in $ALL; do NEGQ=1 timeout 30 $B/$b mxfp8 rand3000:10 4 2 1 full 2>&1 | tail -1 | sed -E "s/^/NEGQ=1 $b: /" | cut -c1-200; done
+fi
 IFS='|' read -r -a WL <<< "${WORKLOADS:-16x4096 16 16 1|4x4096 16 16 1|16x1024 16 16 1|64x1024 16 16 1|rand65536:5 16 16 1}"
 for w in "${WL[@]}"; do
   for rep in 1 2; do

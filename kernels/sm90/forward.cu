@@ -198,6 +198,12 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                                              const int (&Erow)[2], const float2 *col, int n, int len,
                                              int causal, const int (&qi)[2], int tq, const DbgRow &dr) {
     constexpr bool FP8 = KIND != KIND_BF16;
+    /* IMAX (mxfp8's unmasked tiles): the block and row maxima on the scores' bit patterns as
+     * signed integers, three at a time (VIMNMX3, Hopper's DPX; Hopper has no 3-input FMNMX).
+     * That order is the float order wherever a positive value takes part, so the row
+     * maximum is exact whenever it is positive; a row whose maximum is not positive (or is
+     * NaN) sends the warp through the FMNMX form below, which gives the same bits. */
+    constexpr bool IMAX = KIND == KIND_BLOCK && !MASK;
     /* ---- pass 1: masked maxima */
     float mxb[2][4];
 #pragma unroll
@@ -226,9 +232,21 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                 if (KIND == KIND_TOKEN) u *= kf;
                 if (MASK) u = kc < rlim[hh] ? u : -INFINITY;
                 sacc[4 * j + 2 * hh + e] = u;
-                mxb[hh][j >> 2] = fmaxf(mxb[hh][j >> 2], u);
+                if (!IMAX) mxb[hh][j >> 2] = fmaxf(mxb[hh][j >> 2], u);
             }
         }
+    }
+    if (IMAX) {
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++)
+#pragma unroll
+            for (int b = 0; b < 4; b++) {
+                int x[8];
+#pragma unroll
+                for (int i = 0; i < 8; i++) x[i] = __float_as_int(sacc[4 * (4 * b + (i >> 1)) + 2 * hh + (i & 1)]);
+                mxb[hh][b] = __int_as_float(
+                    __vimax3_s32(__vimax3_s32(x[0], x[1], x[2]), __vimax3_s32(x[3], x[4], x[5]), max(x[6], x[7])));
+            }
     }
     /* ---- frames. BLOCK: column factor kf_b per 32-key block, folded into cc = kf_b * c_i
      * (exact); max_j fl(u_j * cc) = fl(max_j u_j * cc) as cc > 0 and rounding is monotone. */
@@ -253,16 +271,46 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
             }
         }
     }
+    float tmx[2];
 #pragma unroll
     for (int hh = 0; hh < 2; hh++) {
-        float tmax = -INFINITY;
 #pragma unroll
-        for (int b = 0; b < 4; b++) {
-            cc[hh][b] = KIND == KIND_BLOCK ? blk_kf[b] * crow[hh] : crow[hh];
-            tmax = fmaxf(tmax, mxb[hh][b] * cc[hh][b]);
+        for (int b = 0; b < 4; b++) cc[hh][b] = KIND == KIND_BLOCK ? blk_kf[b] * crow[hh] : crow[hh];
+        if (IMAX) { /* integer maxima propagate a NaN, which the test below catches */
+            int t[4];
+#pragma unroll
+            for (int b = 0; b < 4; b++) t[b] = __float_as_int(mxb[hh][b] * cc[hh][b]);
+            int ti = __vimax3_s32(t[0], t[1], max(t[2], t[3]));
+            ti = max(ti, __shfl_xor_sync(0xffffffffu, ti, 1));
+            ti = max(ti, __shfl_xor_sync(0xffffffffu, ti, 2));
+            tmx[hh] = __int_as_float(ti);
         }
-        tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
-        tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 2));
+    }
+    if (!IMAX || __any_sync(0xffffffffu, !(tmx[0] > 0.f) || !(tmx[1] > 0.f))) {
+        if (IMAX) { /* the FMNMX form's block maxima */
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++)
+#pragma unroll
+                for (int b = 0; b < 4; b++) {
+                    float m = -INFINITY;
+#pragma unroll
+                    for (int i = 0; i < 8; i++) m = fmaxf(m, sacc[4 * (4 * b + (i >> 1)) + 2 * hh + (i & 1)]);
+                    mxb[hh][b] = m;
+                }
+        }
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            float tmax = -INFINITY;
+#pragma unroll
+            for (int b = 0; b < 4; b++) tmax = fmaxf(tmax, mxb[hh][b] * cc[hh][b]);
+            tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
+            tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 2));
+            tmx[hh] = tmax;
+        }
+    }
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++) {
+        const float tmax = tmx[hh];
         float mnew = fmaxf(m_run[hh], ceilf(tmax));
         if (mnew == -INFINITY) mnew = 0.f; /* a padding row with no key yet */
         const float f = (m_run[hh] == -INFINITY) ? 0.f : flamia_pow2f(int_of_integral(m_run[hh] - mnew));

@@ -48,6 +48,12 @@ typedef struct {
 /* the FP8 recipes' O bounds beside gpu_common.h's kHw* (header comment; dev/forward/bound_study_fwd.c) */
 static const double kFwdRatio = 0.5, kFwdRowRel = 0.25;
 
+/* Set for one case: K <= 0 everywhere and Q >= 0 on even tokens, so those rows' scores are
+ * all negative. The mxfp8 forward takes an unmasked tile's row maxima on the bit patterns
+ * as integers, exact only for a positive maximum, and redoes a warp's maxima in floating
+ * point when a row's is not (forward.cu softmax_tile, IMAX); this case runs that path. */
+static int g_negative_rows;
+
 /* qscale: Q's magnitude (1: ordinary logits; 40: logits to ~170 in log2 units, rows beyond the
  * direct exponential's range, so the forward's split launch must run: split = 1). vscale: V's
  * magnitude (2^-72: V exponents near -80, outside the range mxfp8's per-item test admits for
@@ -66,6 +72,11 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     fill_bf16(r, k, bk, nk, 1.0);
     fill_bf16(r, v, bv, nk, vscale);
     scale_channels(r, k, bk, (size_t)T * Hkv, D, 3, 12.0f); /* outlier K channels */
+    if (g_negative_rows) {
+        for (size_t i = 0; i < nk; i++) k[i] = -fabsf(k[i]), bk[i] |= 0x8000u;
+        for (size_t t = 0; t < (size_t)T; t += 2)
+            for (size_t i = t * Hq * D; i < (t + 1) * Hq * D; i++) q[i] = fabsf(q[i]), bq[i] &= 0x7fffu;
+    }
 
     /* CPU reference of the same recipe, and the FP64 textbook for scale */
     flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
@@ -231,6 +242,11 @@ int main(void) {
         /* mxfp8 must list items (V exponent out of item_direct_ok's range); the other kinds'
          * range tests do not depend on V's size alone, so their count is not asserted */
         run_case("random packed, tiny V", p, 0, 1, cu, n, 4, 2, 128, 1.0, 0x1p-72, pi == 0 ? 1 : -1, &r);
+        n = random_lens(&r, 1200, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        g_negative_rows = 1;
+        run_case("random packed, negative rows", p, 0, 1, cu, n, 4, 2, 128, 1.0, 1.0, -1, &r);
+        g_negative_rows = 0;
     }
     int n = random_lens(&r, 1000, lens, CAP);
     cu_from_lens(lens, n, cu);
