@@ -8,8 +8,7 @@
 #    bytes expected everywhere, the NEGQ=1 layouts whose even rows have only negative scores
 #    included: they run the FMNMX fallback), the forward alone timed, builds alternated, twice.
 # 2. The library built with it: the gpu suite (test_gpu_forward's "negative rows" case included).
-# 3. The latency driver's forward pass (mxfp8) on four workloads.
-# Usage (device, repo root): bash dev/thirtieth_fwd.sh > $OUT/fwd.log 2>&1
+# Usage (device, repo root): bash dev/thirtieth_fwd.sh > $OUT/fwd.log 2>&1   (carry build, dev/forward/bin)
 set -u
 export OMP_NUM_THREADS=16
 OUT=${OUT:-/tmp/flamia-out}
@@ -17,10 +16,18 @@ t0=$(date +%s)
 WORKLOADS="16x4096 16 16 1|4x4096 16 16 1|16x1024 16 16 1|rand65536:5 16 16 1" \
   bash dev/forward/compare.sh check_fwd_head check_v27_imax3
 echo "== compare done at $(( $(date +%s) - t0 )) s"
-KEEP_LOGS=1 bash experiments/latency/device_run.sh tests
+# the build made here and carried (build/: carry ["build", "dev/forward/bin"]; its gpu tests
+# find libflamia.so by RUNPATH), else built here
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
+if [ -x build/tests/gpu/test_gpu_forward ]; then
+  for t in quantize forward leak api backward consistency scale_shift e4m3_cvt; do
+    s=$(date +%s); timeout 120 build/tests/gpu/test_gpu_$t > "$OUT/test_$t.log" 2>&1; rc=$?
+    echo "test_gpu_$t rc=$rc ($(( $(date +%s) - s )) s)"
+  done
+  grep -h "negative rows\|FAIL\|failures" "$OUT"/test_forward.log | cut -c1-220
+else
+  KEEP_LOGS=1 bash experiments/latency/device_run.sh tests
+fi
 echo "== gpu suite done at $(( $(date +%s) - t0 )) s"
-for w in 16x4096 4x4096 16x1024 logu-16k; do
-  build-device/experiments/latency/latency --workloads $w --recipes mxfp8 --passes fwd --out /tmp/lat_$w.h5 2>&1 | grep -E "^  $w" | cut -c1-120
-done
 echo "== done at $(( $(date +%s) - t0 )) s"
 cd "$OUT" && f=$(ls *.log *.txt 2>/dev/null | grep -v '^fwd.log$'); [ -n "$f" ] && tar czf logs.tgz $f && rm -f $f
