@@ -419,7 +419,9 @@ int main(void) {
             train_call c = {&rec, &sh, dq, dk, dv, ddo, dO, ddq, ddk, ddv, dlse, ws, wsb, st, FLAMIA_OK, ""};
             train_step_other_thread(c, nq, nk);
         }
-        if (pass < 2) { /* the FP8 kinds */
+        /* the FP8 kinds; not under compute-sanitizer (FLAMIA_TEST_SMALL), whose racecheck it
+         * slowed by 44 s and which sees no cross-call hazard */
+        if (pass < 2 && !getenv("FLAMIA_TEST_SMALL")) {
             train_call c = {&rec, &sh, dq, dk, dv, ddo, dO, ddq, ddk, ddv, dlse, ws, wsb, st, FLAMIA_OK, ""};
             train_step_back_to_back(c, q2, dout2, nq, nk);
         }
