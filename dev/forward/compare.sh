@@ -23,23 +23,20 @@ fi
 # bytes: a change meant to keep the arithmetic (scheduling, the grid, the item boundary)
 # shows "same bytes"
 T=$(mktemp -d)
+same_bytes() { # same_bytes VAR=VALUE ARGS...: every build's dump against the base's
+  local env=$1; shift
+  for b in $ALL; do env $env FWD_DUMP=$T/$b.bin timeout 60 $B/$b "$@" none > /dev/null 2>&1; done
+  for b in $ALL; do
+    [ "$b" = "$A" ] && continue
+    if cmp -s $T/$A.bin $T/$b.bin; then echo "== $env $*: $b same bytes"; else echo "== $env $*: $b DIFFERS from $A"; fi
+  done
+}
 for spec in "1 mxfp8 rand20000:3 8 2 1" "1 exact rand20000:4 8 8 1" "1 bf16 rand12000:5 4 2 1" \
             "1 mxfp8 rand9000:6 4 4 0" "1 mxfp8 3x4096 16 16 1" "40 mxfp8 rand9000:7 4 2 1" "40 exact rand9000:8 4 2 1"; do
-  q=${spec%% *} args=${spec#* }
-  for b in $ALL; do QSCALE=$q FWD_DUMP=$T/$b.bin timeout 60 $B/$b $args none > /dev/null 2>&1; done
-  for b in $ALL; do
-    [ "$b" = "$A" ] && continue
-    if cmp -s $T/$A.bin $T/$b.bin; then echo "== QSCALE=$q $args: $b same bytes"; else echo "== QSCALE=$q $args: $b DIFFERS from $A"; fi
-  done
+  same_bytes QSCALE=${spec%% *} ${spec#* }
 done
 # rows whose scores are all negative (check_forward NEGQ=1): a row maximum below zero
-for spec in "mxfp8 rand9000:9 4 2 1" "mxfp8 3x4096 8 8 1"; do
-  for b in $ALL; do NEGQ=1 FWD_DUMP=$T/$b.bin timeout 60 $B/$b $spec none > /dev/null 2>&1; done
-  for b in $ALL; do
-    [ "$b" = "$A" ] && continue
-    if cmp -s $T/$A.bin $T/$b.bin; then echo "== NEGQ=1 $spec: $b same bytes"; else echo "== NEGQ=1 $spec: $b DIFFERS from $A"; fi
-  done
-done
+for spec in "mxfp8 rand9000:9 4 2 1" "mxfp8 3x4096 8 8 1"; do same_bytes NEGQ=1 $spec; done
 if [ "${CHECK:-1}" = 1 ]; then
   for b in $ALL; do NEGQ=1 timeout 30 $B/$b mxfp8 rand3000:10 4 2 1 full 2>&1 | tail -1 | sed -E "s/^/NEGQ=1 $b: /" | cut -c1-200; done
 fi

@@ -204,6 +204,8 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
      * maximum is exact whenever it is positive; a row whose maximum is not positive (or is
      * NaN) sends the warp through the FMNMX form below, which gives the same bits. */
     constexpr bool IMAX = KIND == KIND_BLOCK && !MASK;
+    /* the i-th (0..7) of this thread's scores of row hh in 32-key block b */
+    auto block_score = [&](int hh, int b, int i) { return sacc[4 * (4 * b + (i >> 1)) + 2 * hh + (i & 1)]; };
     /* ---- pass 1: masked maxima */
     float mxb[2][4];
 #pragma unroll
@@ -243,7 +245,7 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
             for (int b = 0; b < 4; b++) {
                 int x[8];
 #pragma unroll
-                for (int i = 0; i < 8; i++) x[i] = __float_as_int(sacc[4 * (4 * b + (i >> 1)) + 2 * hh + (i & 1)]);
+                for (int i = 0; i < 8; i++) x[i] = __float_as_int(block_score(hh, b, i));
                 mxb[hh][b] = __int_as_float(
                     __vimax3_s32(__vimax3_s32(x[0], x[1], x[2]), __vimax3_s32(x[3], x[4], x[5]), max(x[6], x[7])));
             }
@@ -294,7 +296,7 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                 for (int b = 0; b < 4; b++) {
                     float m = -INFINITY;
 #pragma unroll
-                    for (int i = 0; i < 8; i++) m = fmaxf(m, sacc[4 * (4 * b + (i >> 1)) + 2 * hh + (i & 1)]);
+                    for (int i = 0; i < 8; i++) m = fmaxf(m, block_score(hh, b, i));
                     mxb[hh][b] = m;
                 }
         }
