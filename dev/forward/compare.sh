@@ -9,7 +9,8 @@
 #   git show HEAD:kernels/sm90/forward.cu > dev/forward/bin/obj/fwd_head.cu
 #   sh dev/forward/build.sh dev/forward/bin/obj/fwd_head.cu dev/forward/v18_item_turn.patch
 # Usage (device, repo root): bash dev/forward/compare.sh check_fwd_head check_forward [check_v18_item_turn ...]
-#   WORKLOADS="16x4096 16 16 1|..." narrows the timing; CHECK=0 skips the reference checks.
+#   WORKLOADS="16x4096 16 16 1|..." narrows the timing; CHECK=0 skips the reference checks;
+#   RECIPES="mxfp8 exact" times each workload under each recipe (default mxfp8).
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
 B=dev/forward/bin
 A=$1 ALL="$*"
@@ -41,10 +42,12 @@ if [ "${CHECK:-1}" = 1 ]; then
   for b in $ALL; do NEGQ=1 timeout 30 $B/$b mxfp8 rand3000:10 4 2 1 full 2>&1 | tail -1 | sed -E "s/^/NEGQ=1 $b: /" | cut -c1-200; done
 fi
 IFS='|' read -r -a WL <<< "${WORKLOADS:-16x4096 16 16 1|4x4096 16 16 1|16x1024 16 16 1|64x1024 16 16 1|rand65536:5 16 16 1}"
-for w in "${WL[@]}"; do
-  for rep in 1 2; do
-    for b in $ALL; do
-      timeout 40 $B/$b mxfp8 $w none 30 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/${w%% *} $b /"
+for r in ${RECIPES:-mxfp8}; do
+  for w in "${WL[@]}"; do
+    for rep in 1 2; do
+      for b in $ALL; do
+        timeout 40 $B/$b $r $w none 30 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/$r ${w%% *} $b /"
+      done
     done
   done
 done
