@@ -42,8 +42,11 @@ rule table_d_exact_cost:
         "h5totsv={input.tool} {params.files}"
 
 # Table D's deterministic-dQ row, from the latency driver's --deterministic runs (their own
-# files: the default and deterministic backward of one command, not part of Table A)
+# files: the default and deterministic backward of one measurement, not part of Table A).
+# device=cuda: this run's pair only (the shipped pair comes from another GPU and commit).
 DETERMINISTIC = sorted(glob.glob(config["measured_dir"] + "/*/deterministic*.h5"))
+if DEVICE == "cuda" and "deterministic_default" in EXPERIMENTS and "deterministic_on" in EXPERIMENTS:
+    DETERMINISTIC = [RUNS + "/deterministic_default.h5", RUNS + "/deterministic_on.h5"]
 TABLES += ["paper_tables/table_d_deterministic_cost.%s" % ext for ext in ("md", "tex")]
 
 rule table_d_deterministic_cost:
@@ -173,3 +176,6 @@ rule sched_ablation:
 
 rule latency:
     input: rules.table_a_latency.output, rules.table_d_exact_cost.output
+
+rule deterministic:
+    input: rules.table_d_deterministic_cost.output
