@@ -6,7 +6,7 @@
 # builds alternated (dev/forward/compare.sh: reference checks, bytes, then timings x2):
 #   v30_desc_advance  wgmma descriptors advanced by one add, the warpgroup index uniform:
 #                     "same bytes" expected on every layout; predicted -0.5..-2 % at 16x4096
-#   v29_fma_frame     ex2 of fma(u, cc, -M'): a timing probe of a numerics change, so
+#   v29_fma_frame     ex2 of fma(u, cc, -M'): a timing probe (what numerics.md 5's split form costs), so
 #                     "DIFFERS" is expected, the reference checks must PASS; predicted -1..-4 %
 # Predictions and SASS counts in each patch's header and in docs/perf-notes.md.
 # Usage (device, repo root): bash dev/thirty-first_prepared_fwd.sh > $OUT/fwd.log 2>&1
