@@ -434,13 +434,13 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
              * -1.0 % at 16x4096). mxfp8-exact keeps one group and dS inside P's loop: the
              * split measured +1 % there (dev/backward/v58_s_first.patch). */
             constexpr bool kSFirst = KIND == 1;
+            const uint64_t dK = desc_sw128(aK + wg * 8192), dQ = desc_sw128(aQ + h2 * 8192);
+            const uint64_t dV = desc_sw128(aV + wg * 8192), dDO = desc_sw128(aDO + h2 * 8192);
 #pragma unroll
-            for (int k = 0; k < 4; k++)
-                bwd_wgmma_e4m3_ss_n64(sacc, desc_sw128(aK + wg * 8192 + k * 32), desc_sw128(aQ + h2 * 8192 + k * 32), k);
+            for (int k = 0; k < 4; k++) bwd_wgmma_e4m3_ss_n64(sacc, desc_advance(dK, k * 32), desc_advance(dQ, k * 32), k);
             if (kSFirst) wgmma_commit();
 #pragma unroll
-            for (int k = 0; k < 4; k++)
-                bwd_wgmma_e4m3_ss_n64(dpacc, desc_sw128(aV + wg * 8192 + k * 32), desc_sw128(aDO + h2 * 8192 + k * 32), k);
+            for (int k = 0; k < 4; k++) bwd_wgmma_e4m3_ss_n64(dpacc, desc_advance(dV, k * 32), desc_advance(dDO, k * 32), k);
             wgmma_commit();
             if (h2 == 0) {
                 mbar_wait(smem_u32(&sBar[3]), (uint32_t)(it & 1));
@@ -757,10 +757,11 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                 bwd_wgmma_e4m3_rs_n128(tk0, a, desc_sw128(aQt + h2 * 64), 0);
                 wgmma_commit();
             }
+            const uint64_t dDOh = desc_sw128(aDOh + h2 * 4 * 2048, 128 * 128, 1024);
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) {
                 const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-                bwd_wgmma_f16_rs_n128_tb(dvacc, a, desc_sw128(aDOh + (h2 * 4 + kk) * 2048, 128 * 128, 1024), 1);
+                bwd_wgmma_f16_rs_n128_tb(dvacc, a, desc_advance(dDOh, kk * 2048), 1);
             }
             wgmma_commit();
             if (kDkFirst) {
@@ -775,7 +776,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                 float tk[64];
                 const uint32_t a[4] = {pk[4 * k], pk[4 * k + 1], pk[4 * k + 2], pk[4 * k + 3]};
                 wgmma_fence();
-                bwd_wgmma_e4m3_rs_n128(tk, a, desc_sw128(aQt + h2 * 64 + k * 32), 0);
+                bwd_wgmma_e4m3_rs_n128(tk, a, desc_advance(desc_sw128(aQt + h2 * 64), k * 32), 0);
                 wgmma_commit();
                 wgmma_wait<0>();
                 reg_fence(tk);
@@ -795,8 +796,9 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
             for (int c = 0; c < 2; c++) { /* chain c: key blocks 2c, 2c + 1 (warpgroup c's dS) */
                 float tq32[32];
                 wgmma_fence();
-                bwd_wgmma_e4m3_ss_n64(tq32, desc_sw128(aDS + 2 * c * 32), desc_sw128(aKt + wg * 8192 + 2 * c * 32), 0);
-                bwd_wgmma_e4m3_ss_n64(tq32, desc_sw128(aDS + (2 * c + 1) * 32), desc_sw128(aKt + wg * 8192 + (2 * c + 1) * 32), 1);
+                const uint64_t dDS = desc_sw128(aDS), dKt = desc_sw128(aKt + wg * 8192);
+                bwd_wgmma_e4m3_ss_n64(tq32, desc_advance(dDS, 2 * c * 32), desc_advance(dKt, 2 * c * 32), 0);
+                bwd_wgmma_e4m3_ss_n64(tq32, desc_advance(dDS, (2 * c + 1) * 32), desc_advance(dKt, (2 * c + 1) * 32), 1);
                 wgmma_commit();
                 wgmma_wait<0>();
                 reg_fence(tq32);

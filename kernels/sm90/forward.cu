@@ -423,31 +423,32 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
 /* S = Q K^T for this warpgroup's 64 rows (issue only) */
 template <int KIND>
 __device__ __forceinline__ void issue_qk(float (&sacc)[64], uint32_t sQa, uint32_t sKa, int cw) {
+    const uint64_t dq = desc_sw128(sQa + cw * 8192, 16, 1024), dk = desc_sw128(sKa, 16, 1024);
     if (KIND != KIND_BF16) {
 #pragma unroll
-        for (int k = 0; k < 4; k++)
-            wgmma_e4m3_ss(sacc, desc_sw128(sQa + cw * 8192 + k * 32, 16, 1024), desc_sw128(sKa + k * 32, 16, 1024), k);
+        for (int k = 0; k < 4; k++) wgmma_e4m3_ss(sacc, desc_advance(dq, k * 32), desc_advance(dk, k * 32), k);
     } else {
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            wgmma_bf16_ss(sacc, desc_sw128(sQa + (k >> 2) * (kBM * 128) + cw * 8192 + (k & 3) * 32, 16, 1024),
-                          desc_sw128(sKa + (k >> 2) * (kBN * 128) + (k & 3) * 32, 16, 1024), k);
+            wgmma_bf16_ss(sacc, desc_advance(dq, (k >> 2) * (kBM * 128) + (k & 3) * 32),
+                          desc_advance(dk, (k >> 2) * (kBN * 128) + (k & 3) * 32), k);
     }
 }
 /* O += P V (issue only) */
 template <int KIND>
 __device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)[PRegs<KIND>::N], uint32_t sVa, const Params &p) {
+    const uint64_t dv = desc_sw128(sVa, 16, 1024);
     if (KIND != KIND_BF16) {
 #pragma unroll
         for (int b = 0; b < 4; b++) {
             const uint32_t a[4] = {pa[4 * b], pa[4 * b + 1], pa[4 * b + 2], pa[4 * b + 3]};
-            wgmma_e4m3_rs(oacc, a, desc_sw128(sVa + b * 32, 16, 1024), 1);
+            wgmma_e4m3_rs(oacc, a, desc_advance(dv, b * 32), 1);
         }
     } else {
 #pragma unroll
         for (int kk = 0; kk < 8; kk++) {
             const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-            wgmma_bf16_rs(oacc, a, desc_sw128(sVa + (kk >> 2) * (kBN * 128) + (kk & 3) * 32, 16, 1024), 1);
+            wgmma_bf16_rs(oacc, a, desc_advance(dv, (kk >> 2) * (kBN * 128) + (kk & 3) * 32), 1);
         }
     }
 }
@@ -803,7 +804,9 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
 
     /* ================= consumer warpgroups */
     setmaxnreg_inc<232>();
-    const int cw = wg - 1, gq = lane >> 2, tq = lane & 3;
+    /* the warpgroup index through a shuffle, so that ptxas knows it warp-uniform and builds
+     * the Q tile's wgmma descriptors in uniform registers */
+    const int cw = __shfl_sync(0xffffffffu, wg - 1, 0), gq = lane >> 2, tq = lane & 3;
     const int rr[2] = {cw * 64 + (warp & 3) * 16 + gq, cw * 64 + (warp & 3) * 16 + gq + 8};
     constexpr int NP = PRegs<KIND>::N;
     auto stageK = [&](int s) { return smem_u32(smem + SM::kK + s * SM::kTileBytes); };

@@ -21,6 +21,13 @@ __device__ __forceinline__ uint64_t desc_sw128(uint32_t saddr, uint32_t lbo = 16
     d |= (uint64_t)1 << 62;
     return d;
 }
+/* the descriptor of the operand `bytes` further on: the start address field (bits 0-13) holds
+ * addr >> 4 and shared addresses stay below 2^18, so the add never carries out of the field, and
+ * one 32-bit add on the low word replaces rebuilding the descriptor per k-step (measured
+ * -1.1 % forward, -1.0 % backward at 16x4096: dev/forward/v30, dev/backward/v87). */
+__device__ __forceinline__ uint64_t desc_advance(uint64_t d, uint32_t bytes) {
+    return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (bytes >> 4));
+}
 /* byte offset of 16-byte chunk q of row r in a 128-byte-swizzled [rows][128 B] tile */
 __device__ __forceinline__ uint32_t sw128(int r, int q) { return (uint32_t)(r * 128 + ((q ^ (r & 7)) << 4)); }
 
