@@ -9,12 +9,16 @@
 #    included: they run the FMNMX fallback), the forward alone timed, builds alternated, twice.
 # 2. The library built with it: the gpu suite (test_gpu_forward's "negative rows" case included).
 # Usage (device, repo root): bash dev/thirtieth_fwd.sh > $OUT/fwd.log 2>&1   (carry build, dev/forward/bin)
+# VARIANT (default v27_imax3) and WORKLOADS pick another patch and timing set; RACECHECK=1 adds
+# compute-sanitizer racecheck and memcheck of test_gpu_forward at FLAMIA_TEST_SMALL (thirty-second
+# session: v31_item_ahead).
 set -u
+V=${VARIANT:-v27_imax3}
 export OMP_NUM_THREADS=16
 OUT=${OUT:-/tmp/flamia-out}
 t0=$(date +%s)
-WORKLOADS="16x4096 16 16 1|4x4096 16 16 1|16x1024 16 16 1|rand65536:5 16 16 1" \
-  bash dev/forward/compare.sh check_fwd_head check_v27_imax3
+WORKLOADS="${WORKLOADS:-16x4096 16 16 1|4x4096 16 16 1|16x1024 16 16 1|rand65536:5 16 16 1}" \
+  bash dev/forward/compare.sh check_fwd_head check_$V
 echo "== compare done at $(( $(date +%s) - t0 )) s"
 # the build made here and carried (build/: carry ["build", "dev/forward/bin"]; its gpu tests
 # find libflamia.so by RUNPATH), else built here
@@ -25,6 +29,14 @@ if [ -x build/tests/gpu/test_gpu_forward ]; then
     echo "test_gpu_$t rc=$rc ($(( $(date +%s) - s )) s)"
   done
   grep -h "negative rows\|FAIL\|failures" "$OUT"/test_forward.log | cut -c1-220
+  if [ "${RACECHECK:-0}" = 1 ]; then
+    for tool in racecheck memcheck; do
+      s=$(date +%s); FLAMIA_TEST_SMALL=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 \
+        build/tests/gpu/test_gpu_forward > "$OUT/sanitize-$tool.log" 2>&1
+      echo "compute-sanitizer $tool test_gpu_forward: rc=$? ($(( $(date +%s) - s )) s)"
+      grep -h "SUMMARY" "$OUT/sanitize-$tool.log" | tail -1
+    done
+  fi
 else
   KEEP_LOGS=1 bash experiments/latency/device_run.sh tests
 fi
