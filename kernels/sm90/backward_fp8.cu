@@ -50,12 +50,12 @@
  * previous tile's buffer is free, so the next tile's loads go out right after).
  * Epilogue: dK scaled (and rotated back), dV times 2^(G - 14), both through shared memory
  * (stmatrix) and out as whole 256-byte rows.
- * STATUS: v77 (twenty-sixth session, 2026-12-02; v64's warp maxima by REDUX and mxfp8's
- * dQ adds per warp, then the query tile's Q / dO rows and F16 dO panel by TMA): 8.51 ms at
- * 16x4096 mxfp8 in the dev harness for the whole backward (v3 18.1, v9 11.34, v28 10.18,
- * v40 9.88, v53 9.28, v59 8.79, v64 8.71 in the same command). dQ differs from
- * the exact option only as numerics.md 4.6 allows. The main kernel costs ~7.5 us per tile
- * pair and SM (ncu 7,630 us at 16x4096, 9bf3532) against ~2 us of tensor work.
+ * STATUS: v87 (thirty-second session, 2026-12-03; the wgmma descriptors advanced by one add,
+ * after v86's key-pair staging and v77's TMA tile loads): 8.30 ms at 16x4096 mxfp8 in the dev
+ * harness for the whole backward (v3 18.1, v9 11.34, v28 10.18, v40 9.88, v53 9.28, v59 8.79,
+ * v64 8.71, v77 8.51 in earlier commands), 8.247 ms in Table A at f2ee70a. dQ differs from
+ * the exact option only as numerics.md 4.6 allows. The main kernel costs ~7.4 us per tile
+ * pair and SM (ncu 7,410 us at 16x4096, f2ee70a) against ~2 us of tensor work.
  * docs/perf-notes.md "Backward kernel".
  */
 #include <cuda.h>
