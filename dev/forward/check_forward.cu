@@ -13,6 +13,8 @@
  *     REPS   timed repetitions (0: no timing)
  *   env FWD_DUMP=FILE writes O, lse and the row frames of the first call (before timing)
  *   so that two builds meant to compute the same bits can be compared with cmp.
+ *   env L_CODES=1: the sampled row reference takes l as the sum of the decoded P codes (the
+ *   forward's (b), dev/forward/v35_l_codes.patch) instead of the unquantized exponentials.
  *
  * Bound (stated, see the report): both sides round O to BF16; the GPU sums
  * S in FP32 inside wgmma (vs FP64 in the reference), evaluates exp2 with
@@ -178,6 +180,7 @@ int main(int argc, char **argv) {
     auto row_ref = [&](const std::vector<int> &rows, std::vector<float> &oref, std::vector<float> &lref) {
         const float c = P.softmax_scale * 1.44269504088896341f;
         const int group = Hq / Hkv;
+        const bool l_codes = getenv("L_CODES") != nullptr;
 #pragma omp parallel for schedule(dynamic, 4)
         for (size_t ri = 0; ri < rows.size(); ri++) {
             const int tok = rows[ri] / Hq, hq = rows[ri] % Hq, hk = hq / group;
@@ -211,8 +214,8 @@ int main(int argc, char **argv) {
                     float pq;
                     if (kind == FLAMIA_SM90_BF16) pq = flamia_round_bf16(pf);
                     else pq = flamia_fmt_e4m3_decode(flamia_fmt_e4m3_encode(flamia_ldexpf(pf, 8))) * flamia_pow2f(-8);
-                    l += (double)pf * resc;
                     const double w = (double)pq * resc;
+                    l += l_codes && kind != FLAMIA_SM90_BF16 ? w : (double)pf * resc; /* L_CODES=1: l as the sum of the P codes (v35) */
                     const float *vj = &vd[((size_t)(d0 + j) * Hkv + hk) * D];
                     for (int e = 0; e < D; e++) acc[e] += w * vj[e];
                 }
