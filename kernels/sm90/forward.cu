@@ -752,7 +752,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                     for (int ww = 0; ww < (kl >> 5); ww++) pre = max(pre, sScr[ww * 32 + 31]);
                     E = max(E, pre);
                 }
-                sE[qb * 128 + pt] = E;
+                sE[qb * 128 + pt] = max(E, FLAMIA_SM90_FWD_E_MIN); /* sm90_launch.h: l stays in FP32 */
                 sQe[qb * 128 + pt] = eq;
                 named_sync(3, 128); /* the scratch is free for the next item */
             }

@@ -113,6 +113,14 @@ static inline int flamia_sm90_tile_slots(int total_tokens, int num_docs) {
  * document reads finite codes. No scan: the shift needs only cu[d] and d. With
  * d = num_docs and cu = T it gives the row's end, t_vpad - T. */
 #define FLAMIA_SM90_VT_ALIGN 32
+
+/* The forward's row V exponent E_i (numerics.md 3.5, the fold of V's exponent into P) is
+ * taken no lower than this. A row that sees only all-zero V blocks has E_i = -127
+ * (FLAMIA_EXP_MIN), and l, which the forward accumulates in the frame 2^(8 - E_i), left
+ * FP32 (2^135): the row's O came out NaN and its lse inf (thirty-fourth session). With the
+ * floor, l <= N 2^104; only keys with |v| below ~2^-105 fold to a zero code, inside the
+ * fold's documented latitude. */
+#define FLAMIA_SM90_FWD_E_MIN (-96)
 #ifdef __CUDACC__
 __host__ __device__
 #endif

@@ -156,7 +156,7 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
                 const size_t gi = (size_t)h * T + d0 + i;
                 const int evi = ve[(size_t)(d0 + i) * Hkv + hk];
                 pre = pre > evi ? pre : evi;
-                const int E = causal ? pre : emax;
+                const int E0 = causal ? pre : emax, E = E0 > FLAMIA_SM90_FWD_E_MIN ? E0 : FLAMIA_SM90_FWD_E_MIN;
                 /* frames: tiles 0..last visited; integers; grow towards tile 0; last = row_frame */
                 const int last = causal ? i / 128 : (len - 1) / 128;
                 const float *fri = fr + gi * ntile;

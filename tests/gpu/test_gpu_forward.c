@@ -54,6 +54,12 @@ static const double kFwdRatio = 0.5, kFwdRowRel = 0.25;
  * point when a row's is not (forward.cu softmax_tile, IMAX); this case runs that path. */
 static int g_negative_rows;
 
+/* Set for one case: V is zero on the first 40 tokens of every document, so the rows of a
+ * document's first block see only all-zero V blocks (V exponent FLAMIA_EXP_MIN): their O is 0
+ * and their lse finite (the forward's l left FP32 there until the V-exponent floor,
+ * FLAMIA_SM90_FWD_E_MIN in sm90_launch.h). */
+static int g_zero_v_starts;
+
 /* qscale: Q's magnitude (1: ordinary logits; 40: logits to ~170 in log2 units, rows beyond the
  * direct exponential's range, so the forward's split launch must run: split = 1). vscale: V's
  * magnitude (2^-72: V exponents near -80, outside the range mxfp8's per-item test admits for
@@ -77,6 +83,10 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
         for (size_t t = 0; t < (size_t)T; t += 2)
             for (size_t i = t * Hq * D; i < (t + 1) * Hq * D; i++) q[i] = fabsf(q[i]), bq[i] &= 0x7fffu;
     }
+    if (g_zero_v_starts)
+        for (int d = 0; d < ndocs; d++)
+            for (size_t i = (size_t)cu[d] * Hkv * D; i < (size_t)(cu[d + 1] < cu[d] + 40 ? cu[d + 1] : cu[d] + 40) * Hkv * D; i++)
+                v[i] = 0.f, bv[i] = 0;
 
     /* CPU reference of the same recipe, and the FP64 textbook for scale */
     flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
@@ -247,6 +257,11 @@ int main(void) {
         g_negative_rows = 1;
         run_case("random packed, negative rows", p, 0, 1, cu, n, 4, 2, 128, 1.0, 1.0, -1, &r);
         g_negative_rows = 0;
+        n = random_lens(&r, 900, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        g_zero_v_starts = 1;
+        run_case("random packed, zero V at document starts", p, 0, 1, cu, n, 4, 2, 128, 1.0, 1.0, -1, &r);
+        g_zero_v_starts = 0;
     }
     int n = random_lens(&r, 1000, lens, CAP);
     cu_from_lens(lens, n, cu);
