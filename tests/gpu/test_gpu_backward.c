@@ -83,6 +83,11 @@ static cmp_t compare(const uint16_t *gpu, const float *ref, const double *f64, s
     return c;
 }
 
+/* Set for one case: V is zero on the first 40 tokens of every document, so the rows of a
+ * document's first block see only all-zero V blocks (the forward's V-exponent floor,
+ * FLAMIA_SM90_FWD_E_MIN in sm90_launch.h; test_gpu_forward has the same case). */
+static int g_zero_v_starts;
+
 static void run_case(const char *label, const char *preset, int hadamard, int causal, const int32_t *cu, int ndocs,
                      int Hq, int Hkv, rng_t *r) {
     const int T = cu[ndocs], D = 128;
@@ -97,6 +102,10 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     fill_bf16(r, v, bv, nk, 1.0);
     fill_bf16(r, g, bg, nq, 1e-2);
     scale_channels(r, k, bk, (size_t)T * Hkv, D, 3, 8.0f); /* outlier K channels */
+    if (g_zero_v_starts)
+        for (int d = 0; d < ndocs; d++)
+            for (size_t i = (size_t)cu[d] * Hkv * D; i < (size_t)(cu[d + 1] < cu[d] + 40 ? cu[d + 1] : cu[d] + 40) * Hkv * D; i++)
+                v[i] = 0.f, bv[i] = 0;
     flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
 
     int32_t *dcu = dmalloc((ndocs + 1) * 4);
@@ -273,6 +282,11 @@ int main(void) {
         n = random_lens(&r, 700, lens, CAP);
         cu_from_lens(lens, n, cu);
         run_case("random packed, non-causal", p, 0, 0, cu, n, 2, 1, &r);
+        n = random_lens(&r, 900, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        g_zero_v_starts = 1;
+        run_case("random packed, zero V at document starts", p, 0, 1, cu, n, 4, 2, &r);
+        g_zero_v_starts = 0;
     }
     int n = random_lens(&r, 1000, lens, CAP);
     cu_from_lens(lens, n, cu);
