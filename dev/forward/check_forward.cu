@@ -362,6 +362,24 @@ int main(int argc, char **argv) {
         (void)frame_mis;
     }
     ok = ok && unwritten == 0;
+    if (getenv("VPAT") && !strcmp(getenv("VPAT"), "ones")) { /* the exact O is 1: signed error by row position */
+        const int edges[4] = {0, 512, 2048, 1 << 30};
+        for (int bi = 0; bi < 3; bi++) {
+            double sum = 0, mn = 0;
+            long cnt = 0;
+            for (int tok = 0; tok < T; tok++) {
+                const int doc = (int)(std::upper_bound(cu.begin(), cu.end(), tok) - cu.begin()) - 1;
+                const int pos = tok - cu[doc];
+                if (pos < edges[bi] || pos >= edges[bi + 1]) continue;
+                for (size_t i = (size_t)tok * Hq * D; i < (size_t)(tok + 1) * Hq * D; i++) {
+                    const double d = flamia_bf16_value(o_bits[i]) - 1.0;
+                    sum += d, mn = std::min(mn, d), cnt++;
+                }
+            }
+            if (cnt) printf("VPAT=ones rows at positions [%d, %d): mean(O - 1) %.3e, min %.3e over %ld\n", edges[bi],
+                            edges[bi + 1], sum / cnt, mn, cnt);
+        }
+    }
 
     /* ---- timing */
     double ms = 0;
