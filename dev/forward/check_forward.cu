@@ -364,21 +364,20 @@ int main(int argc, char **argv) {
     ok = ok && unwritten == 0;
     if (getenv("VPAT") && !strcmp(getenv("VPAT"), "ones")) { /* the exact O is 1: signed error by row position */
         const int edges[4] = {0, 512, 2048, 1 << 30};
-        for (int bi = 0; bi < 3; bi++) {
-            double sum = 0, mn = 0;
-            long cnt = 0;
-            for (int tok = 0; tok < T; tok++) {
-                const int doc = (int)(std::upper_bound(cu.begin(), cu.end(), tok) - cu.begin()) - 1;
-                const int pos = tok - cu[doc];
-                if (pos < edges[bi] || pos >= edges[bi + 1]) continue;
+        double sum[3] = {0, 0, 0}, mn[3] = {0, 0, 0};
+        long cnt[3] = {0, 0, 0};
+        for (int doc = 0; doc < ndocs; doc++)
+            for (int tok = cu[doc]; tok < cu[doc + 1]; tok++) {
+                const int pos = tok - cu[doc], bi = pos < edges[1] ? 0 : pos < edges[2] ? 1 : 2;
                 for (size_t i = (size_t)tok * Hq * D; i < (size_t)(tok + 1) * Hq * D; i++) {
                     const double d = flamia_bf16_value(o_bits[i]) - 1.0;
-                    sum += d, mn = std::min(mn, d), cnt++;
+                    sum[bi] += d, mn[bi] = std::min(mn[bi], d), cnt[bi]++;
                 }
             }
-            if (cnt) printf("VPAT=ones rows at positions [%d, %d): mean(O - 1) %.3e, min %.3e over %ld\n", edges[bi],
-                            edges[bi + 1], sum / cnt, mn, cnt);
-        }
+        for (int bi = 0; bi < 3; bi++)
+            if (cnt[bi])
+                printf("VPAT=ones rows at positions [%d, %d): mean(O - 1) %.3e, min %.3e over %ld\n", edges[bi],
+                       edges[bi + 1], sum[bi] / cnt[bi], mn[bi], cnt[bi]);
     }
 
     /* ---- timing */

@@ -102,10 +102,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     fill_bf16(r, v, bv, nk, 1.0);
     fill_bf16(r, g, bg, nq, 1e-2);
     scale_channels(r, k, bk, (size_t)T * Hkv, D, 3, 8.0f); /* outlier K channels */
-    if (g_zero_v_starts)
-        for (int d = 0; d < ndocs; d++)
-            for (size_t i = (size_t)cu[d] * Hkv * D; i < (size_t)(cu[d + 1] < cu[d] + 40 ? cu[d + 1] : cu[d] + 40) * Hkv * D; i++)
-                v[i] = 0.f, bv[i] = 0;
+    if (g_zero_v_starts) zero_doc_starts(v, bv, cu, ndocs, (size_t)Hkv * D, 40);
     flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
 
     int32_t *dcu = dmalloc((ndocs + 1) * 4);

@@ -83,10 +83,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
         for (size_t t = 0; t < (size_t)T; t += 2)
             for (size_t i = t * Hq * D; i < (t + 1) * Hq * D; i++) q[i] = fabsf(q[i]), bq[i] &= 0x7fffu;
     }
-    if (g_zero_v_starts)
-        for (int d = 0; d < ndocs; d++)
-            for (size_t i = (size_t)cu[d] * Hkv * D; i < (size_t)(cu[d + 1] < cu[d] + 40 ? cu[d + 1] : cu[d] + 40) * Hkv * D; i++)
-                v[i] = 0.f, bv[i] = 0;
+    if (g_zero_v_starts) zero_doc_starts(v, bv, cu, ndocs, (size_t)Hkv * D, 40);
 
     /* CPU reference of the same recipe, and the FP64 textbook for scale */
     flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};

@@ -85,4 +85,17 @@ static inline void scale_channels(rng_t *r, float *x, uint16_t *b, size_t rows, 
     }
 }
 
+/* Zero rows at document starts: the first `tokens` tokens of every document of x [T][width]
+ * (and their BF16 bits in b unless NULL) set to 0, so that a document's first rows see only
+ * all-zero values (test_gpu_forward / test_gpu_backward: V, the forward's V-exponent floor). */
+static inline void zero_doc_starts(float *x, uint16_t *b, const int32_t *cu, int ndocs, size_t width, int tokens) {
+    for (int d = 0; d < ndocs; d++) {
+        const int end = cu[d + 1] < cu[d] + tokens ? cu[d + 1] : cu[d] + tokens;
+        for (size_t i = (size_t)cu[d] * width; i < (size_t)end * width; i++) {
+            x[i] = 0.f;
+            if (b) b[i] = 0;
+        }
+    }
+}
+
 #endif
