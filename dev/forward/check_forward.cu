@@ -13,6 +13,10 @@
  *     REPS   timed repetitions (0: no timing)
  *   env FWD_DUMP=FILE writes O, lse and the row frames of the first call (before timing)
  *   so that two builds meant to compute the same bits can be compared with cmp.
+ *   env O_FLUSH=n: key tiles between the additions of O's accumulator into its FP32 sum
+ *   (forward.cu flamia_fwd_o_flush; 0: none, the kernel before the thirty-fifth session).
+ *   env VMEAN=x adds x to every V element (nonzero-mean V: the FP8 accumulation's bias of O,
+ *   numerics.md 8, hides under zero-mean V).
  *   env L_CODES=1: the sampled row reference takes l as the sum of the decoded P codes (the
  *   forward's (b), dev/forward/v35_l_codes.patch) instead of the unquantized exponentials.
  *
@@ -58,6 +62,9 @@ int main(int argc, char **argv) {
 #ifdef FWD_HAS_PINGPONG
     if (getenv("USE_TMA")) flamia_fwd_use_tma = atoi(getenv("USE_TMA"));
     if (getenv("PINGPONG")) flamia_fwd_pingpong = atoi(getenv("PINGPONG"));
+#ifdef FLAMIA_SM90_FWD_O_FLUSH /* kernels since the thirty-fifth session */
+    if (getenv("O_FLUSH")) flamia_fwd_o_flush = atoi(getenv("O_FLUSH")); /* tiles between O's FP32 additions (0: none) */
+#endif
 #endif
 
     /* ---- layout */
@@ -107,6 +114,10 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < k.size(); i++) k[i] = -fabsf(k[i]);
         for (size_t t = 0; t < (size_t)T; t += 2)
             for (size_t i = t * Hq * D; i < (t + 1) * Hq * D; i++) q[i] = fabsf(q[i]);
+    }
+    if (getenv("VMEAN")) { /* V + VMEAN: a nonzero mean, where the FP8 accumulation's bias shows (numerics.md 8) */
+        const float vm = (float)atof(getenv("VMEAN"));
+        for (auto &x : v) x += vm;
     }
     if (getenv("VPAT")) { /* debug: V = 1 (ones) | d/64 (dcol) | (t mod 7)/4 (trow) */
         const char *vp = getenv("VPAT");

@@ -14,7 +14,10 @@
  *                 hardware's ex2(t) times 2^-(m - 8 + ...) (sm90_exp2.cuh), and a work item
  *                 with a row outside that form's range is recomputed by a second launch
  *                 of the kernel with the split (SPLIT; usually it finds nothing to do);
- *   O += P V      FP8 wgmma with P from registers, V^T (vt_codes) from shared memory.
+ *   O += P V      FP8 wgmma with P from registers, V^T (vt_codes) from shared memory; every
+ *                 flamia_fwd_o_flush key tiles the accumulator is added into an FP32 sum in
+ *                 shared memory and restarted (the tensor core's FP8 accumulation drops the
+ *                 low bits of small new terms against a large O: numerics.md 8).
  * The BF16 kind (control path) runs the same loop with BF16 wgmma (m64n128k16) on
  * q_bf16/k_bf16/v_bf16 and P = bf16(exp2(t - m)).
  *
@@ -73,6 +76,13 @@ constexpr int kBM = 128;      /* queries per CTA */
 constexpr int kBN = 128;      /* keys per tile (recipe tile_k) */
 constexpr int kD = 128;
 enum { KIND_BF16 = 0, KIND_BLOCK = 1, KIND_TOKEN = 2 }; /* bf16 | mxfp8 (32-token blocks) | mxfp8-exact */
+/* FP8 kinds: O's P V products accumulate in the wgmma accumulator for this many key tiles
+ * (the default of flamia_fwd_o_flush), then are added into an FP32 sum in shared memory
+ * (docs/numerics.md 8: the FP8 tensor core's accumulation truncates small new terms against
+ * a large running O, a bias that grows with the row's length; measured there per interval). */
+#ifndef FLAMIA_SM90_FWD_O_FLUSH
+#define FLAMIA_SM90_FWD_O_FLUSH 4
+#endif
 
 struct Params {
     const uint8_t *q8, *k8, *v8;
@@ -85,6 +95,7 @@ struct Params {
     int T, Hq, Hkv, group, causal;
     float c; /* softmax_scale * log2(e), FP32 */
     int use_tma; /* FP8: V^T, K and Q tiles by TMA (else cp.async and the shared-memory transpose) */
+    int o_flush; /* FP8 with TMA: O's accumulator added into its FP32 sum every o_flush key tiles (a power of two; 0: never) */
     int num_docs; /* work items: Hq x the batch's tile slots (sm90_tiles.cuh) */
     /* workspace fwd_work (header and bits zeroed before the launch; its words: sm90_launch.h):
      * the counters, a bit per item (set: in the list) and the list of items the split kernel
@@ -436,13 +447,14 @@ __device__ __forceinline__ void issue_qk(float (&sacc)[64], uint32_t sQa, uint32
 }
 /* O += P V (issue only) */
 template <int KIND>
-__device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)[PRegs<KIND>::N], uint32_t sVa, const Params &p) {
+__device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)[PRegs<KIND>::N], uint32_t sVa, const Params &p,
+                                         int acc = 1) { /* acc 0: O = P V (the accumulator starts fresh) */
     const uint64_t dv = desc_sw128(sVa, 16, 1024);
     if (KIND != KIND_BF16) {
 #pragma unroll
         for (int b = 0; b < 4; b++) {
             const uint32_t a[4] = {pa[4 * b], pa[4 * b + 1], pa[4 * b + 2], pa[4 * b + 3]};
-            wgmma_e4m3_rs(oacc, a, desc_advance(dv, b * 32), 1);
+            wgmma_e4m3_rs(oacc, a, desc_advance(dv, b * 32), b > 0 || acc);
         }
     } else {
 #pragma unroll
@@ -826,6 +838,14 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
      * __syncwarp left the other lanes' reads unordered for compute-sanitizer racecheck
      * (8 hazards, stage reuse after 3 tiles). One instruction per warp either way. */
     auto release = [&](int s) { mbar_arrive(smem_u32(&sEmpty[s])); };
+    /* O's FP32 sum (FP8 kinds with V^T by TMA; without TMA the staging buffers are in use and
+     * O stays in the accumulator): warpgroup 0's in the V staging buffers, warpgroup 1's in
+     * the O epilogue tile, 32 KB each; this thread's oacc[4i .. 4i + 3] at osum[128 i]. Each
+     * warpgroup stages its epilogue in its own sum's first half. */
+    static_assert(!FP8 || (SM::kNStg * SM::kTileBytes >= 64 * kD * 4 && SM::kOBytes >= 64 * kD * 4), "osum: 32 KB a warpgroup");
+    const bool osum_on = FP8 && p.use_tma && p.o_flush > 0;
+    float4 *const osum = (float4 *)(smem + (cw == 0 ? SM::kStg : SM::kO)) + (threadIdx.x & 127);
+    uint8_t *const sO = osum_on ? (uint8_t *)(osum - (threadIdx.x & 127)) : smem + SM::kO + cw * (64 * kD * 2);
 
     int g = 0; /* K / V tiles consumed before this item (ring position) */
     for (int k = 0;; k++) {
@@ -864,6 +884,8 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
 #pragma unroll
         for (int i = 0; i < 64; i++) oacc[i] = 0.f;
         float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f}, fo[2];
+        int nflush = 0, acc = 1;     /* flushes of oacc into osum in this item; 0: the next P V starts oacc fresh */
+        float fs[2] = {1.f, 1.f};    /* the rows' rescale since the last flush (osum's frame -> the current one) */
         uint32_t pa[NP], pb[NP];
         float sacc[64];
         const uint32_t sQa = smem_u32(smem + SM::kQ + qb * SM::kQBytes);
@@ -882,6 +904,30 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
         direct &= softmax_tile<KIND, true, DBG, SPLIT>(sacc, pa, m_run, l_run, fo, crow, Erow, sCol + s0 * kBN, ndiag,
                                                        len, p.causal, qi, tq, dr);
 
+        /* oacc -> osum (after the P V wait, in the current frame); a plain store on the item's
+         * first flush, after this warpgroup's reads of the previous item's epilogue tile */
+        auto flush = [&]() {
+            if (nflush == 0) {
+                named_sync(4 + cw, 128);
+#pragma unroll
+                for (int i = 0; i < 16; i++)
+                    osum[128 * i] = make_float4(oacc[4 * i], oacc[4 * i + 1], oacc[4 * i + 2], oacc[4 * i + 3]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 16; i++) {
+                    float4 v = osum[128 * i];
+                    v.x = fmaf(v.x, fs[0], oacc[4 * i]);
+                    v.y = fmaf(v.y, fs[0], oacc[4 * i + 1]);
+                    v.z = fmaf(v.z, fs[1], oacc[4 * i + 2]);
+                    v.w = fmaf(v.w, fs[1], oacc[4 * i + 3]);
+                    osum[128 * i] = v;
+                }
+            }
+            nflush++;
+            fs[0] = fs[1] = 1.f;
+            acc = 0;
+        };
+
         /* tile it: S(it) = Q K(it) and O += P(it-1) V(it-1) in flight together; the softmax
          * of S(it) runs while P V is on the tensor cores. P alternates between two register
          * sets (a register copy would serialize the wgmma pipeline: ptxas C7513). */
@@ -895,7 +941,8 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             wgmma_fence();
             issue_qk<KIND>(sacc, sQa, stageK(s), cw);
             wgmma_commit();
-            issue_pv<KIND>(oacc, pc, stageV(sp), p);
+            issue_pv<KIND>(oacc, pc, stageV(sp), p, acc);
+            acc = 1;
             wgmma_commit();
             sched_done();
             wgmma_wait<1>();
@@ -914,8 +961,10 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                         oacc[4 * j + 2 * hh] *= fo[hh];
                         oacc[4 * j + 2 * hh + 1] *= fo[hh];
                     }
+                    fs[hh] *= fo[hh];
                 }
             }
+            if (osum_on && (it & (p.o_flush - 1)) == 0) flush();
         };
         auto last_pv = [&](uint32_t(&pc)[NP]) {
             const int sp = (g + nvis - 1) % S;
@@ -923,7 +972,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             reg_fence(oacc);
             sched_wait();
             wgmma_fence();
-            issue_pv<KIND>(oacc, pc, stageV(sp), p);
+            issue_pv<KIND>(oacc, pc, stageV(sp), p, acc);
             wgmma_commit();
             sched_done();
             wgmma_wait<0>();
@@ -986,8 +1035,16 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
              * quad) made 32 scattered stores per thread whose register reuse waited on the
              * store queue (17 % of the consumers' stall samples at 16x1024, measured); stmatrix
              * into a 16-byte-chunk swizzled tile, then whole 256-byte rows, 16 B per thread */
-            uint8_t *sO = smem + SM::kO + cw * (64 * kD * 2);
-            named_sync(4 + cw, 128); /* this warpgroup's reads of the previous item's tile are done */
+            if (nflush) /* O = osum (rescaled to the last frame) + oacc, before the tile is reused */
+#pragma unroll
+                for (int i = 0; i < 16; i++) {
+                    const float4 v = osum[128 * i];
+                    oacc[4 * i] = fmaf(v.x, fs[0], oacc[4 * i]);
+                    oacc[4 * i + 1] = fmaf(v.y, fs[0], oacc[4 * i + 1]);
+                    oacc[4 * i + 2] = fmaf(v.z, fs[1], oacc[4 * i + 2]);
+                    oacc[4 * i + 3] = fmaf(v.w, fs[1], oacc[4 * i + 3]);
+                }
+            named_sync(4 + cw, 128); /* this warpgroup's reads of the previous item's tile (and of osum) are done */
             const int mk = lane >> 3, mrow = (warp & 3) * 16 + (mk & 1) * 8 + (lane & 7);
 #pragma unroll
             for (int j = 0; j < 16; j += 2) { /* matrices (chunk j, rows g), (j, g + 8), (j + 1, g), (j + 1, g + 8) */
@@ -1082,6 +1139,10 @@ static cudaError_t launch_dbg(const Params &prm, const FwdMaps &map, const DbgOu
 
 /* 1: V^T by TMA (default); 0: the shared-memory transpose for every tile */
 int flamia_fwd_use_tma = 1;
+/* FP8 kinds: key tiles between the additions of O's wgmma accumulator into its FP32 sum in
+ * shared memory (rounded down to a power of two; 0: O stays in the accumulator, as it does
+ * without TMA, where the staging buffers hold V; numerics.md 8) */
+int flamia_fwd_o_flush = FLAMIA_SM90_FWD_O_FLUSH;
 /* 1: consumer ping-pong (default); 0: the two consumer warpgroups run freely */
 int flamia_fwd_pingpong = 1;
 #define FWD_HAS_PINGPONG 1
@@ -1121,6 +1182,8 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
         prm.use_tma = flamia_tma_transposed_codes(&map.vt, ws + L.vt_codes, L.t_vpad, kD, P->heads_kv, kBN) &&
                       flamia_tma_perm_rows(&map.k, ws + L.k_codes, P->total_tokens, P->heads_kv * kD, 1) &&
                       flamia_tma_rows(&map.q, ws + L.q_codes, P->total_tokens, P->heads_q * kD);
+    prm.o_flush = 0;
+    for (int f = 1; f > 0 && f <= flamia_fwd_o_flush; f <<= 1) prm.o_flush = f;
 }
 
 cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,
