@@ -1,6 +1,7 @@
 #!/bin/bash
 # Thirty-fifth session, first device command (~6 min; carry dev/forward/bin, built here):
-# v37, O's FP32 sum in shared memory (kernels/sm90/forward.cu at the working tree, flushes of
+# v37, O's FP32 sum in shared memory (kernels/sm90/forward.cu at the working tree, promoted at
+# 57af50c with the interval as the run-time knob flamia_fwd_o_flush; here compile-time: flushes of
 # the wgmma accumulator every FLAMIA_SM90_FWD_O_FLUSH key tiles: 4 = check_v37_osum, and 1, 2,
 # 8), against the head (check_fwd_head). 1. accuracy: V = 1 (the signed error of O by document
 # position), V + 1 (nonzero mean) against the CPU reference of the recipe, and the no-TMA

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Thirty-fifth session, second device command (~8 min; carry build and dev/forward/bin, both
 # built here): v38, O's FP32 sum in shared memory added one part a tile (kernels/sm90/forward.cu
-# at the working tree: kOParts = FLAMIA_SM90_FWD_O_FLUSH = 4, and 2, 1), after v37 (the whole
+# at the working tree then, now dev/forward/v38_osum_parts.patch, built as check_v38_osum_parts: kOParts = FLAMIA_SM90_FWD_O_FLUSH = 4, and 2, 1), after v37 (the whole
 # accumulator every 4 tiles: +13 % at 16x4096, dev/logs/thirty-fifth_osum.log). 1. accuracy:
 # V = 1 (signed error of O by document position), V + 1 against the reference, the no-TMA
 # path; 2. dev/forward/compare.sh: reference checks and timing (bytes skipped: the arithmetic
