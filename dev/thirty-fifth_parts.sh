@@ -24,11 +24,9 @@ BYTES=0 WORKLOADS="16x4096 16 16 1|4x4096 16 16 1|16x1024 16 16 1|rand65536:5 16
   bash dev/forward/compare.sh check_fwd_head check_v38_osum_parts check_v38_osum_parts_f2 check_v38_osum_parts_f1
 WORKLOADS="16x4096 16 16 1" RECIPES=exact CHECK=0 BYTES=0 bash dev/forward/compare.sh check_fwd_head check_v38_osum_parts 2>&1 | grep "^exact"
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
-for t in forward quantize leak api backward consistency scale_shift e4m3_cvt ref64; do
-  s=$(date +%s); timeout 150 build/tests/gpu/test_gpu_$t > "$OUT/test_$t.log" 2>&1; rc=$?
-  echo "test_gpu_$t rc=$rc ($(( $(date +%s) - s )) s)"; tail -1 "$OUT/test_$t.log"
-done
-grep -h "V mean\|no TMA\|FAIL" "$OUT"/test_forward.log | cut -c1-250 | head -20
+# (as run: the same loop written out, logs $OUT/test_<name>.log; folded into gpu_test_bins.sh since)
+bash dev/gpu_test_bins.sh 150 "V mean|no TMA|FAIL" 20 test_gpu_forward test_gpu_quantize test_gpu_leak test_gpu_api \
+  test_gpu_backward test_gpu_consistency test_gpu_scale_shift test_gpu_e4m3_cvt test_gpu_ref64
 for tool in memcheck racecheck; do
   s=$(date +%s); FLAMIA_TEST_SMALL=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 \
     build/tests/gpu/test_gpu_forward > "$OUT/sanitize-$tool.log" 2>&1

@@ -14,6 +14,9 @@
  *   env BWD_VARIANT=0 runs the plain FP32 main kernel instead of the FP8 wgmma one;
  *   BWD_DET=1 the deterministic dQ mode; BWD_DUMP=FILE writes the dQ, dK, dV bytes (the
  *   first backward call, before timing) so that two variants can be compared with cmp.
+ *   BWD_QMEAN=x / BWD_DOMEAN=x add x to every Q / dO element; CHECK full then also prints the
+ *   gradients' signed error along the reference at document positions >= 1024 (a truncating
+ *   FP8 accumulation shows there as a negative bias, numerics.md 8).
  *   BWD_KEXP=e scales K by 2^e and the softmax scale by 2^-e (FP32 range of the kernels'
  *   intermediate products; mxfp8 only: mxfp8-exact's forward needs max|K| < 2^111).
  *
@@ -132,6 +135,12 @@ int main(int argc, char **argv) {
         const int ch = (int)(runif() * D);
         for (size_t t = 0; t < (size_t)T * Hkv; t++) k[t * D + ch] = flamia_round_bf16(k[t * D + ch] * 8.0f);
     }
+    /* BWD_QMEAN=x, BWD_DOMEAN=x: x added to every Q / dO element (nonzero-mean operands, where a
+     * truncating FP8 accumulation shows as a bias: numerics.md 8; the forward's O had one) */
+    if (getenv("BWD_QMEAN"))
+        for (auto &x : q) x = flamia_round_bf16(x + (float)atof(getenv("BWD_QMEAN")));
+    if (getenv("BWD_DOMEAN"))
+        for (auto &x : dout) x = flamia_round_bf16(x + (float)atof(getenv("BWD_DOMEAN")));
     /* BWD_KEXP=e: K x 2^e and the softmax scale x 2^-e (the same logits, K's exponents far
      * out; e = 118 is test_gpu_consistency's "wide range", where the backward's t once
      * overflowed). Exact: powers of two, BF16's range kept for |e| <= 118. */
@@ -335,6 +344,20 @@ int main(int argc, char **argv) {
         for (const Cmp *c : {&cq, &ck, &cv})
             ok = ok && (fp8_kernel ? (!have64 || (c->rel <= 0.25 * c->rel64)) && c->maxrel <= 0.125
                                    : c->rel <= 5e-3 && c->maxrel <= 5e-2);
+        /* the signed error along the reference, sum (g - r) r / sum r^2 (a shrink toward zero is
+         * negative), over the tokens at document positions >= 1024 (0 when none) */
+        auto bias = [&](const std::vector<uint16_t> &g, const std::vector<float> &r, int H) {
+            double num = 0, den = 0;
+            for (int d = 0; d + 1 < (int)cu.size(); d++)
+                for (int t = cu[d] + 1024; t < cu[d + 1]; t++)
+                    for (size_t i = (size_t)t * H * D; i < (size_t)(t + 1) * H * D; i++) {
+                        const double x = flamia_bf16_value(g[i]), y = r[i];
+                        num += (x - y) * y, den += y * y;
+                    }
+            return den > 0 ? num / den : 0.0;
+        };
+        printf("  signed error along the reference at positions >= 1024: dQ %+.3e dK %+.3e dV %+.3e\n",
+               bias(dq, rq, Hq), bias(dk, rk, Hkv), bias(dv, rv, Hkv));
         printf("  ref: dS flushed %.0f / %.0f nonzero, P codes %.0f mismatch %.0f (unexplained %.0f)\n",
                st.ds_flushed, st.ds_nonzero, st.p_codes, st.p_mismatch, st.p_mismatch_unexplained);
     }
