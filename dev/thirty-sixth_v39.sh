@@ -1,21 +1,20 @@
 #!/bin/bash
-# Prepared in the thirty-fifth session for the next (~6 min; carry dev/forward/bin, built here:
+# Prepared in the thirty-fifth session for the next (~5 min; carry dev/forward/bin, built here:
 # check_forward = the kernel of 57af50c or later, check_fwd_head = 34adc67's, check_v39_osum_lean
-# and check_v39_osum_lean_movzero from dev/forward/v39_osum_lean.patch): v39 (the FP32 O sum
-# without per-item state; movzero: the accumulator zeroed by moves, no run-time scale-d) against
+# from dev/forward/v39_osum_lean.patch): v39 (the FP32 O sum without per-item state) against
 # 57af50c. 1. accuracy with V = 1 at the default interval; 2. dev/forward/compare.sh (reference
 # checks, bytes: v39 should match check_forward's, timing); 3. the interval at 0 and 4 for both.
 # Usage (device, repo root): bash dev/thirty-sixth_v39.sh > $OUT/v39.log 2>&1
 export OMP_NUM_THREADS=16
 B=dev/forward/bin
-for b in check_forward check_v39_osum_lean check_v39_osum_lean_movzero; do
+for b in check_forward check_v39_osum_lean; do
   VPAT=ones timeout 60 $B/$b mxfp8 2x8192 4 4 1 none 2>&1 | grep "VPAT=ones" | sed "s/^/$b: /"
 done
 WORKLOADS="16x4096 16 16 1|16x1024 16 16 1|rand65536:5 16 16 1" \
-  bash dev/forward/compare.sh check_forward check_v39_osum_lean check_v39_osum_lean_movzero check_fwd_head
+  bash dev/forward/compare.sh check_forward check_v39_osum_lean check_fwd_head
 for w in "16x4096 16 16 1" "16x1024 16 16 1"; do
   for rep in 1 2; do
-    for b in check_forward check_v39_osum_lean check_v39_osum_lean_movzero; do
+    for b in check_forward check_v39_osum_lean; do
       for f in 0 4; do
         O_FLUSH=$f timeout 40 $B/$b mxfp8 $w none 30 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/mxfp8 ${w%% *} $b O_FLUSH=$f /"
       done
