@@ -44,7 +44,8 @@ class Flamia:
         L.flamia_last_error.restype = ctypes.c_char_p
         L.flamia_cuda_available.restype = ctypes.c_int
         for name in ("flamia_recipe_preset", "flamia_cuda_workspace_size", "flamia_cuda_quantize",
-                     "flamia_cuda_forward", "flamia_cuda_backward", "flamia_cuda_set_deterministic"):
+                     "flamia_cuda_forward", "flamia_cuda_backward", "flamia_cuda_set_deterministic",
+                     "flamia_cuda_set_o_sum_interval"):
             getattr(L, name).restype = ctypes.c_int
 
     def check(self, status, what):
@@ -135,6 +136,14 @@ def flamia_set_deterministic(on, lib=None):
     paper_tables/table_d_deterministic_cost); process-wide, read when a call is enqueued"""
     fl, _ = _loaded(lib)
     fl.check(fl.lib.flamia_cuda_set_deterministic(1 if on else 0), "flamia_cuda_set_deterministic")
+
+
+def flamia_set_o_sum_interval(key_tiles, lib=None):
+    """the FP8 forward adds its O accumulator into an FP32 sum every key_tiles key tiles (default 4;
+    0 never: the tensor core's accumulation biases O low on long rows, docs/numerics.md 8);
+    process-wide, read when a call is enqueued"""
+    fl, _ = _loaded(lib)
+    fl.check(fl.lib.flamia_cuda_set_o_sum_interval(int(key_tiles)), "flamia_cuda_set_o_sum_interval")
 
 
 def reference(q, k, v, cu):

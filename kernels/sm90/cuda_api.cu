@@ -349,6 +349,17 @@ flamia_status flamia_cuda_set_deterministic(int on) {
 
 int flamia_cuda_deterministic(void) { return __atomic_load_n(&g_deterministic, __ATOMIC_RELAXED); }
 
+extern int flamia_fwd_o_flush; /* forward.cu: read by fwd_setup when a forward is enqueued */
+flamia_status flamia_cuda_set_o_sum_interval(int key_tiles) {
+    if (key_tiles < 0 || key_tiles > 64 || (key_tiles & (key_tiles - 1)))
+        return flamia_fail(FLAMIA_ERR_INVALID,
+                           "flamia_cuda_set_o_sum_interval: key_tiles = %d (0, 1, 2, 4, 8, 16, 32 or 64)", key_tiles);
+    __atomic_store_n(&flamia_fwd_o_flush, key_tiles, __ATOMIC_RELAXED);
+    return FLAMIA_OK;
+}
+
+int flamia_cuda_o_sum_interval(void) { return __atomic_load_n(&flamia_fwd_o_flush, __ATOMIC_RELAXED); }
+
 flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape *s, const void *q, const void *k,
                                      const void *v, const void *dout, void *o, float *lse, void *dq, void *dk,
                                      void *dv, void *workspace, size_t workspace_bytes, void *stream) {

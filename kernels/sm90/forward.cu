@@ -15,9 +15,10 @@
  *                 with a row outside that form's range is recomputed by a second launch
  *                 of the kernel with the split (SPLIT; usually it finds nothing to do);
  *   O += P V      FP8 wgmma with P from registers, V^T (vt_codes) from shared memory; every
- *                 flamia_fwd_o_flush key tiles the accumulator is added into an FP32 sum in
- *                 shared memory and restarted (the tensor core's FP8 accumulation drops the
- *                 low bits of small new terms against a large O: numerics.md 8).
+ *                 flamia_cuda_set_o_sum_interval (default 4) key tiles the accumulator
+ *                 is added into an FP32 sum in shared memory and restarted (the tensor
+ *                 core's FP8 accumulation drops the low bits of small new terms against a
+ *                 large O: numerics.md 8).
  * The BF16 kind (control path) runs the same loop with BF16 wgmma (m64n128k16) on
  * q_bf16/k_bf16/v_bf16 and P = bf16(exp2(t - m)).
  *
@@ -77,9 +78,10 @@ constexpr int kBN = 128;      /* keys per tile (recipe tile_k) */
 constexpr int kD = 128;
 enum { KIND_BF16 = 0, KIND_BLOCK = 1, KIND_TOKEN = 2 }; /* bf16 | mxfp8 (32-token blocks) | mxfp8-exact */
 /* FP8 kinds: O's P V products accumulate in the wgmma accumulator for this many key tiles
- * (the default of flamia_fwd_o_flush), then are added into an FP32 sum in shared memory
- * (docs/numerics.md 8: the FP8 tensor core's accumulation truncates small new terms against
- * a large running O, a bias that grows with the row's length; measured there per interval). */
+ * (the default of flamia_fwd_o_flush, set by flamia_cuda_set_o_sum_interval), then are added
+ * into an FP32 sum in shared memory (docs/numerics.md 8: the FP8 tensor core's accumulation
+ * truncates small new terms against a large running O, a bias that grows with the row's
+ * length; measured there per interval). */
 #ifndef FLAMIA_SM90_FWD_O_FLUSH
 #define FLAMIA_SM90_FWD_O_FLUSH 4
 #endif
@@ -1140,8 +1142,8 @@ static cudaError_t launch_dbg(const Params &prm, const FwdMaps &map, const DbgOu
 /* 1: V^T by TMA (default); 0: the shared-memory transpose for every tile */
 int flamia_fwd_use_tma = 1;
 /* FP8 kinds: key tiles between the additions of O's wgmma accumulator into its FP32 sum in
- * shared memory (rounded down to a power of two; 0: O stays in the accumulator, as it does
- * without TMA, where the staging buffers hold V; numerics.md 8) */
+ * shared memory (flamia_cuda_set_o_sum_interval; rounded down to a power of two; 0: O stays in
+ * the accumulator, as it does without TMA, where the staging buffers hold V; numerics.md 8) */
 int flamia_fwd_o_flush = FLAMIA_SM90_FWD_O_FLUSH;
 /* 1: consumer ping-pong (default); 0: the two consumer warpgroups run freely */
 int flamia_fwd_pingpong = 1;
@@ -1182,8 +1184,9 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
         prm.use_tma = flamia_tma_transposed_codes(&map.vt, ws + L.vt_codes, L.t_vpad, kD, P->heads_kv, kBN) &&
                       flamia_tma_perm_rows(&map.k, ws + L.k_codes, P->total_tokens, P->heads_kv * kD, 1) &&
                       flamia_tma_rows(&map.q, ws + L.q_codes, P->total_tokens, P->heads_q * kD);
-    prm.o_flush = 0;
-    for (int f = 1; f > 0 && f <= flamia_fwd_o_flush; f <<= 1) prm.o_flush = f;
+    prm.o_flush = 0; /* flamia_cuda_set_o_sum_interval admits 0 and powers of two; the dev harness sets it directly */
+    const int o_flush = __atomic_load_n(&flamia_fwd_o_flush, __ATOMIC_RELAXED);
+    for (int f = 1; f > 0 && f <= o_flush; f <<= 1) prm.o_flush = f;
 }
 
 cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,

@@ -10,6 +10,11 @@ flamia_status flamia_cuda_set_deterministic(int on) {
     return NO_CUDA();
 }
 int flamia_cuda_deterministic(void) { return 0; }
+flamia_status flamia_cuda_set_o_sum_interval(int key_tiles) {
+    (void)key_tiles;
+    return NO_CUDA();
+}
+int flamia_cuda_o_sum_interval(void) { return 0; }
 flamia_status flamia_cuda_workspace_size(const flamia_recipe *r, const flamia_shape *s, size_t *bytes) {
     (void)r; (void)s; (void)bytes;
     return NO_CUDA();

@@ -147,9 +147,21 @@ int main(void) {
     if (strstr(flamia_version_string(), "cuda")) {
         CHECK(flamia_cuda_set_deterministic(1) == FLAMIA_OK && flamia_cuda_deterministic() == 1, "deterministic on");
         CHECK(flamia_cuda_set_deterministic(0) == FLAMIA_OK && flamia_cuda_deterministic() == 0, "deterministic off");
+        /* the forward's O sum interval: 0 and powers of two to 64, else refused and unchanged */
+        CHECK(flamia_cuda_o_sum_interval() == 4, "O sum interval default 4");
+        CHECK(flamia_cuda_set_o_sum_interval(8) == FLAMIA_OK && flamia_cuda_o_sum_interval() == 8, "O sum interval 8");
+        CHECK(flamia_cuda_set_o_sum_interval(0) == FLAMIA_OK && flamia_cuda_o_sum_interval() == 0, "O sum interval 0");
+        const int bad[] = {3, -1, 128, 6};
+        for (int i = 0; i < 4; i++)
+            CHECK(flamia_cuda_set_o_sum_interval(bad[i]) == FLAMIA_ERR_INVALID && flamia_cuda_o_sum_interval() == 0 &&
+                      strstr(flamia_last_error(), "key_tiles") != NULL,
+                  "O sum interval refused");
+        CHECK(flamia_cuda_set_o_sum_interval(4) == FLAMIA_OK && flamia_cuda_o_sum_interval() == 4, "O sum interval back");
     } else {
         CHECK(flamia_cuda_set_deterministic(1) == FLAMIA_ERR_UNSUPPORTED && flamia_cuda_deterministic() == 0,
               "cpu-only build: deterministic switch");
+        CHECK(flamia_cuda_set_o_sum_interval(4) == FLAMIA_ERR_UNSUPPORTED && flamia_cuda_o_sum_interval() == 0,
+              "cpu-only build: O sum interval");
     }
     return TEST_EXIT();
 }

@@ -63,7 +63,7 @@ static int g_zero_v_starts;
 /* Set for one case: V + 1 (a nonzero mean). The FP8 tensor core's accumulation truncates
  * small new P V terms against a large running O: a downward bias that grows with the row's
  * length and cancels under zero-mean V (numerics.md 8). The forward adds its accumulator into
- * an FP32 sum every flamia_fwd_o_flush key tiles; the case bounds O's signed error against
+ * an FP32 sum every flamia_cuda_o_sum_interval() key tiles; the case bounds O's signed error against
  * the reference, sum(O - O_ref) / sum |O_ref| over the rows at document positions >= 1024, by
  * kFwdBias = 2^-7: the reference rounds to nearest (no bias of its own), and the H200 measured
  * -0.35 % at positions >= 2048 with V = 1 and a flush every 4 tiles, -0.14 % every tile (the
@@ -245,7 +245,6 @@ done:
 }
 
 extern int flamia_fwd_use_tma; /* forward.cu: 1 V^T by TMA (default), 0 the transpose fallback */
-extern int flamia_fwd_o_flush; /* forward.cu: key tiles between O's FP32 additions (0: none) */
 
 int main(void) {
     gpu_skip_if_unavailable("test_gpu_forward");
@@ -295,12 +294,12 @@ int main(void) {
         g_v_mean = 1.0;
         run_case("one document of 3000, V mean 1", p, 0, 1, cu, 1, 2, 1, 128, 1.0, 1.0, 0, &r);
         if (pi < 2) { /* what the case guards against: the same without the FP32 sum */
-            const int keep = flamia_fwd_o_flush;
-            flamia_fwd_o_flush = 0;
+            const int keep = flamia_cuda_o_sum_interval();
+            FL(flamia_cuda_set_o_sum_interval(0));
             g_diagnostic = 1;
             run_case("one document of 3000, V mean 1, no O sum", p, 0, 1, cu, 1, 2, 1, 128, 1.0, 1.0, 0, &r);
             g_diagnostic = 0;
-            flamia_fwd_o_flush = keep;
+            FL(flamia_cuda_set_o_sum_interval(keep));
         }
         g_v_mean = 0;
     }
