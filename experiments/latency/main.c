@@ -303,7 +303,10 @@ static void usage(const xp_opts *d) {
            "  --verify-rows N      rows of the first document checked against the CPU reference\n"
            "                       (default 256; 0 skips the reference check)\n"
            "  --deterministic      deterministic dQ (flamia_cuda_set_deterministic); systems are\n"
-           "                       named flamia-RECIPE-det\n");
+           "                       named flamia-RECIPE-det\n"
+           "  --o-sum-interval N   the FP8 forward adds O's accumulator into its FP32 sum every N key\n"
+           "                       tiles (flamia_cuda_set_o_sum_interval: 0 never, 1..64 powers of two;\n"
+           "                       default the library's, 4); systems are named flamia-RECIPE-osumN\n");
     xp_print_common_usage(d);
 }
 
@@ -314,16 +317,17 @@ int main(int argc, char **argv) {
     o.workloads = "4x4096,16x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,logu-64k";
     o.recipes = "mxfp8,mxfp8-exact,bf16";
     xp_opts defaults = o;
-    int warmup = 10, iters = 50, verify_rows = 256, passes = P_ALL, deterministic = 0;
+    int warmup = 10, iters = 50, verify_rows = 256, passes = P_ALL, deterministic = 0, o_sum = -1;
     double budget = 10.0;
     const char *passes_arg = "quant,fwd,fwd+quant,bwd,train";
-    enum { O_WARMUP = 1, O_ITERS, O_VROWS, O_PASSES, O_BUDGET, O_DET };
+    enum { O_WARMUP = 1, O_ITERS, O_VROWS, O_PASSES, O_BUDGET, O_DET, O_OSUM };
     struct option lo[] = {{"warmup", required_argument, 0, O_WARMUP},
                           {"iters", required_argument, 0, O_ITERS},
                           {"verify-rows", required_argument, 0, O_VROWS},
                           {"passes", required_argument, 0, O_PASSES},
                           {"pass-budget", required_argument, 0, O_BUDGET},
                           {"deterministic", no_argument, 0, O_DET},
+                          {"o-sum-interval", required_argument, 0, O_OSUM},
                           XP_COMMON_LONGOPTS,
                           {0, 0, 0, 0}};
     int c;
@@ -342,6 +346,7 @@ int main(int argc, char **argv) {
         case O_PASSES: if (!(passes = parse_passes(optarg))) return 2; passes_arg = optarg; break;
         case O_BUDGET: if (xp_parse_double("--pass-budget", optarg, 0, 1e6, &budget)) return 2; break;
         case O_DET: deterministic = 1; break;
+        case O_OSUM: if (xp_parse_int("--o-sum-interval", optarg, 0, 64, &o_sum)) return 2; break;
         default: fprintf(stderr, "error: unknown option (see --help)\n"); return 2;
         }
     }
@@ -351,6 +356,7 @@ int main(int argc, char **argv) {
     }
     if (xp_opts_finish(&o)) return 2;
     if (deterministic && flamia_cuda_set_deterministic(1) != FLAMIA_OK) xp_die("%s", flamia_last_error());
+    if (o_sum >= 0 && flamia_cuda_set_o_sum_interval(o_sum) != FLAMIA_OK) xp_die("%s", flamia_last_error());
     const int want_bwd = (passes & (P_BWD | P_TRAIN)) != 0;
 
     int nw, nr;
@@ -545,7 +551,9 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "latency: %s %s: %s (skipped)\n", w->name, rl[ri], flamia_last_error());
                 continue;
             }
-            snprintf(rs->system, sizeof rs->system, "flamia-%s%s", rl[ri], deterministic ? "-det" : "");
+            char osum_tag[16] = "";
+            if (o_sum >= 0) snprintf(osum_tag, sizeof osum_tag, "-osum%d", o_sum);
+            snprintf(rs->system, sizeof rs->system, "flamia-%s%s%s", rl[ri], deterministic ? "-det" : "", osum_tag);
             rs->valid = 1;
             const flamia_recipe rec = rs->rec;
             const size_t wsb = rs->wsb;
