@@ -467,6 +467,13 @@ __device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)
     }
 }
 
+/* O's FP32 sum s (a float4 of this thread's oacc[4i .. 4i + 3] slots, rows g, g + 8) brought to
+ * the current frame by the rows' rescale fs since it was formed, plus the accumulator's part */
+__device__ __forceinline__ float4 osum_fold(float4 s, const float (&fs)[2], const float (&oacc)[64], int i) {
+    return make_float4(fmaf(s.x, fs[0], oacc[4 * i]), fmaf(s.y, fs[0], oacc[4 * i + 1]),
+                       fmaf(s.z, fs[1], oacc[4 * i + 2]), fmaf(s.w, fs[1], oacc[4 * i + 3]));
+}
+
 /* ------------------------------------------------------------------ kernel */
 /* Persistent CTAs (one per SM): CTA b takes the work items (query head, tile slot) b,
  * b + gridDim.x, ... in the order of sm90_tiles.cuh (query head fastest, each document's
@@ -916,14 +923,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                     osum[128 * i] = make_float4(oacc[4 * i], oacc[4 * i + 1], oacc[4 * i + 2], oacc[4 * i + 3]);
             } else {
 #pragma unroll
-                for (int i = 0; i < 16; i++) {
-                    float4 v = osum[128 * i];
-                    v.x = fmaf(v.x, fs[0], oacc[4 * i]);
-                    v.y = fmaf(v.y, fs[0], oacc[4 * i + 1]);
-                    v.z = fmaf(v.z, fs[1], oacc[4 * i + 2]);
-                    v.w = fmaf(v.w, fs[1], oacc[4 * i + 3]);
-                    osum[128 * i] = v;
-                }
+                for (int i = 0; i < 16; i++) osum[128 * i] = osum_fold(osum[128 * i], fs, oacc, i);
             }
             nflush++;
             fs[0] = fs[1] = 1.f;
@@ -1040,11 +1040,8 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             if (nflush) /* O = osum (rescaled to the last frame) + oacc, before the tile is reused */
 #pragma unroll
                 for (int i = 0; i < 16; i++) {
-                    const float4 v = osum[128 * i];
-                    oacc[4 * i] = fmaf(v.x, fs[0], oacc[4 * i]);
-                    oacc[4 * i + 1] = fmaf(v.y, fs[0], oacc[4 * i + 1]);
-                    oacc[4 * i + 2] = fmaf(v.z, fs[1], oacc[4 * i + 2]);
-                    oacc[4 * i + 3] = fmaf(v.w, fs[1], oacc[4 * i + 3]);
+                    const float4 v = osum_fold(osum[128 * i], fs, oacc, i);
+                    oacc[4 * i] = v.x, oacc[4 * i + 1] = v.y, oacc[4 * i + 2] = v.z, oacc[4 * i + 3] = v.w;
                 }
             named_sync(4 + cw, 128); /* this warpgroup's reads of the previous item's tile (and of osum) are done */
             const int mk = lane >> 3, mrow = (warp & 3) * 16 + (mk & 1) * 8 + (lane & 7);
