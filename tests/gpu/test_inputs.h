@@ -88,15 +88,6 @@ static inline void scale_channels(rng_t *r, float *x, uint16_t *b, size_t rows, 
 /* Zero rows at document starts: the first `tokens` tokens of every document of x [T][width]
  * (and their BF16 bits in b unless NULL) set to 0, so that a document's first rows see only
  * all-zero values (test_gpu_forward / test_gpu_backward: V, the forward's V-exponent floor). */
-/* x += mean on every element, kept BF16-representable (b: the BF16 image, may be NULL) */
-static inline void add_mean(float *x, uint16_t *b, size_t n, double mean) {
-    for (size_t i = 0; i < n; i++) {
-        const uint16_t bits = flamia_bf16_bits((float)(x[i] + mean));
-        x[i] = flamia_bf16_value(bits);
-        if (b) b[i] = bits;
-    }
-}
-
 static inline void zero_doc_starts(float *x, uint16_t *b, const int32_t *cu, int ndocs, size_t width, int tokens) {
     for (int d = 0; d < ndocs; d++) {
         const int end = cu[d + 1] < cu[d] + tokens ? cu[d + 1] : cu[d] + tokens;
@@ -104,6 +95,15 @@ static inline void zero_doc_starts(float *x, uint16_t *b, const int32_t *cu, int
             x[i] = 0.f;
             if (b) b[i] = 0;
         }
+    }
+}
+
+/* x += mean on every element, kept BF16-representable (b: the BF16 image, may be NULL) */
+static inline void add_mean(float *x, uint16_t *b, size_t n, double mean) {
+    for (size_t i = 0; i < n; i++) {
+        const uint16_t bits = flamia_bf16_bits((float)(x[i] + mean));
+        x[i] = flamia_bf16_value(bits);
+        if (b) b[i] = bits;
     }
 }
 
