@@ -4,17 +4,19 @@
 # from dev/forward/v39_osum_lean.patch): v39 (the FP32 O sum without per-item state) against
 # 57af50c. 1. accuracy with V = 1 at the default interval; 2. dev/forward/compare.sh (reference
 # checks, bytes: v39 should match check_forward's, timing); 3. the interval at 0 and 4 for both.
-# Usage (device, repo root): bash dev/thirty-sixth_v39.sh > $OUT/v39.log 2>&1
+# Usage (device, repo root): bash dev/thirty-sixth_v39.sh [VARIANT_BINARY] > $OUT/v39.log 2>&1
+# (the thirty-sixth session ran it for check_v39_osum_lean, then check_v40_osum_zero)
 export OMP_NUM_THREADS=16
 B=dev/forward/bin
-for b in check_forward check_v39_osum_lean; do
+V=${1:-check_v39_osum_lean}
+for b in check_forward $V; do
   VPAT=ones timeout 60 $B/$b mxfp8 2x8192 4 4 1 none 2>&1 | grep "VPAT=ones" | sed "s/^/$b: /"
 done
 WORKLOADS="16x4096 16 16 1|16x1024 16 16 1|rand65536:5 16 16 1" \
-  bash dev/forward/compare.sh check_forward check_v39_osum_lean check_fwd_head
+  bash dev/forward/compare.sh check_forward $V check_fwd_head
 for w in "16x4096 16 16 1" "16x1024 16 16 1"; do
   for rep in 1 2; do
-    for b in check_forward check_v39_osum_lean; do
+    for b in check_forward $V; do
       for f in 0 4; do
         O_FLUSH=$f timeout 40 $B/$b mxfp8 $w none 30 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/mxfp8 ${w%% *} $b O_FLUSH=$f /"
       done

@@ -449,14 +449,13 @@ __device__ __forceinline__ void issue_qk(float (&sacc)[64], uint32_t sQa, uint32
 }
 /* O += P V (issue only) */
 template <int KIND>
-__device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)[PRegs<KIND>::N], uint32_t sVa, const Params &p,
-                                         int acc = 1) { /* acc 0: O = P V (the accumulator starts fresh) */
+__device__ __forceinline__ void issue_pv(float (&oacc)[64], const uint32_t (&pa)[PRegs<KIND>::N], uint32_t sVa, const Params &p) {
     const uint64_t dv = desc_sw128(sVa, 16, 1024);
     if (KIND != KIND_BF16) {
 #pragma unroll
         for (int b = 0; b < 4; b++) {
             const uint32_t a[4] = {pa[4 * b], pa[4 * b + 1], pa[4 * b + 2], pa[4 * b + 3]};
-            wgmma_e4m3_rs(oacc, a, desc_advance(dv, b * 32), b > 0 || acc);
+            wgmma_e4m3_rs(oacc, a, desc_advance(dv, b * 32), 1);
         }
     } else {
 #pragma unroll
@@ -893,7 +892,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
 #pragma unroll
         for (int i = 0; i < 64; i++) oacc[i] = 0.f;
         float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f}, fo[2];
-        int nflush = 0, acc = 1;     /* flushes of oacc into osum in this item; 0: the next P V starts oacc fresh */
+        int nflush = 0;              /* flushes of oacc into osum in this item */
         float fs[2] = {1.f, 1.f};    /* the rows' rescale since the last flush (osum's frame -> the current one) */
         uint32_t pa[NP], pb[NP];
         float sacc[64];
@@ -927,7 +926,11 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             }
             nflush++;
             fs[0] = fs[1] = 1.f;
-            acc = 0;
+            /* the accumulator restarts by register writes, not by the next P V's scale-d: a
+             * run-time scale-d (a uniform predicate on the QGMMA) measured 1-3 % slower even
+             * when never false (docs/perf-notes.md, thirty-sixth session) */
+#pragma unroll
+            for (int i = 0; i < 64; i++) oacc[i] = 0.f;
         };
 
         /* tile it: S(it) = Q K(it) and O += P(it-1) V(it-1) in flight together; the softmax
@@ -943,8 +946,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             wgmma_fence();
             issue_qk<KIND>(sacc, sQa, stageK(s), cw);
             wgmma_commit();
-            issue_pv<KIND>(oacc, pc, stageV(sp), p, acc);
-            acc = 1;
+            issue_pv<KIND>(oacc, pc, stageV(sp), p);
             wgmma_commit();
             sched_done();
             wgmma_wait<1>();
@@ -974,7 +976,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             reg_fence(oacc);
             sched_wait();
             wgmma_fence();
-            issue_pv<KIND>(oacc, pc, stageV(sp), p, acc);
+            issue_pv<KIND>(oacc, pc, stageV(sp), p);
             wgmma_commit();
             sched_done();
             wgmma_wait<0>();
