@@ -123,6 +123,16 @@ rule table_accuracy_gpu_full:
         "{PY} {RENDER} accuracy_gpu --md {output.md} --tex {output.tex} --md2 {output.md2} --tex2 {output.tex2} "
         "--config {params.cfg:q} h5totsv={input.tool} full=1 {params.files}"
 
+TABLES += ["paper_tables/osum_ablation.%s" % ext for ext in ("md", "tex")]
+
+rule table_osum_ablation:
+    input: h5=gpu_files("osum_ablation_gpu"), tool=H5TOTSV, deps=RENDER_DEPS
+    output: md="paper_tables/osum_ablation.md", tex="paper_tables/osum_ablation.tex"
+    params: cfg=CONFIG_JSON, files=gpu_inputs(osum="osum_ablation_gpu")
+    shell:
+        "{PY} {RENDER} osum_ablation --md {output.md} --tex {output.tex} --config {params.cfg:q} "
+        "h5totsv={input.tool} {params.files}"
+
 rule table_b_leak_gpu:
     input: h5=gpu_files("leak_probe_gpu", "leak_probe_outliers_gpu"), tool=H5TOTSV, deps=RENDER_DEPS
     output:
@@ -179,3 +189,6 @@ rule latency:
 
 rule deterministic:
     input: rules.table_d_deterministic_cost.output
+
+rule osum_ablation:
+    input: rules.table_osum_ablation.output

@@ -1,4 +1,4 @@
-/* cuda_run.c - the drivers' --backend cuda path (xp.h: xp_run, xp_cuda_runtime).
+/* cuda_run.c - the drivers' --backend cuda path (xp.h: xp_run, xp_cuda_fwd_*, xp_cuda_runtime).
  *
  * Converts the float inputs to BF16, runs flamia_cuda_quantize -> forward -> backward on
  * the current GPU, and returns the outputs as floats (exact BF16 values). Built with CUDA
@@ -7,6 +7,7 @@
  * (FLAMIA_ERR_UNSUPPORTED: it takes head_dim 128 only) the call is forward-only: dQ, dK, dV
  * come back as NaN and xp_run returns 1. First run on an H200 in the eighteenth session
  * (dev/eighteenth_drivers.sh; the *_gpu experiments of pipelines/config.yaml).
+ * xp_cuda_fwd_*: the forward alone on inputs quantized once, timed by CUDA events (osum_ablation).
  */
 #include <math.h>
 #include <stdio.h>
@@ -48,58 +49,105 @@ static void from_bf16(const uint16_t *b, float *x, size_t n) {
     for (size_t i = 0; i < n; i++) x[i] = flamia_bf16_value(b[i]);
 }
 
-static int run_cuda(const flamia_recipe *rc, const xp_workload *w, const xp_inputs *in, xp_result *out) {
-    int rv = -1, fwd_only = 0;
-    void *dq_ = NULL, *dk_ = NULL, *dv_ = NULL, *ddo = NULL, *dqq = NULL, *dkk = NULL, *dvv = NULL, *dO = NULL,
-         *ws = NULL, *dcu = NULL;
-    float *dlse = NULL;
-    uint16_t *hq = to_bf16(in->q, in->nq), *hk = to_bf16(in->k, in->nkv), *hv = to_bf16(in->v, in->nkv),
-             *hdo = to_bf16(in->dout, in->nq), *hbuf = xp_xmalloc(sizeof(uint16_t) * (in->nq > in->nkv ? in->nq : in->nkv));
-    flamia_shape s = xp_workload_shape(w);
-    size_t wsb = 0;
+/* the forward's device state: BF16 Q, K, V, the document offsets, the workspace, O and lse */
+typedef struct {
+    flamia_shape s;
+    void *q, *k, *v, *o, *ws, *cu;
+    float *lse;
+    size_t wsb;
+} dev_fwd;
+
+static void dev_fwd_free(dev_fwd *d) {
+    cudaFree(d->q);
+    cudaFree(d->k);
+    cudaFree(d->v);
+    cudaFree(d->o);
+    cudaFree(d->lse);
+    cudaFree(d->ws);
+    cudaFree(d->cu);
+    memset(d, 0, sizeof *d);
+}
+
+/* allocate, upload the inputs as BF16 and quantize them (flamia_cuda_quantize) */
+static int dev_fwd_setup(dev_fwd *d, const flamia_recipe *rc, const xp_workload *w, const xp_inputs *in) {
+    int rv = -1;
     flamia_status st;
-    CK(cudaMalloc(&dcu, sizeof(int32_t) * (size_t)(w->num_docs + 1)));
-    CK(cudaMemcpy(dcu, w->cu_seqlens, sizeof(int32_t) * (size_t)(w->num_docs + 1), cudaMemcpyHostToDevice));
-    s.cu_seqlens = dcu;
-    if ((st = flamia_cuda_workspace_size(rc, &s, &wsb)) != FLAMIA_OK) {
+    memset(d, 0, sizeof *d);
+    uint16_t *hq = to_bf16(in->q, in->nq), *hk = to_bf16(in->k, in->nkv), *hv = to_bf16(in->v, in->nkv);
+    d->s = xp_workload_shape(w);
+    CK(cudaMalloc(&d->cu, sizeof(int32_t) * (size_t)(w->num_docs + 1)));
+    CK(cudaMemcpy(d->cu, w->cu_seqlens, sizeof(int32_t) * (size_t)(w->num_docs + 1), cudaMemcpyHostToDevice));
+    d->s.cu_seqlens = d->cu;
+    if ((st = flamia_cuda_workspace_size(rc, &d->s, &d->wsb)) != FLAMIA_OK) {
         fprintf(stderr, "error: flamia_cuda_workspace_size (%s, %s): %s\n", rc->name, w->name, flamia_last_error());
         goto fail;
     }
-    CK(cudaMalloc(&ws, wsb));
-    CK(cudaMalloc(&dq_, 2 * in->nq));
-    CK(cudaMalloc(&dk_, 2 * in->nkv));
-    CK(cudaMalloc(&dv_, 2 * in->nkv));
+    CK(cudaMalloc(&d->ws, d->wsb));
+    CK(cudaMalloc(&d->q, 2 * in->nq));
+    CK(cudaMalloc(&d->k, 2 * in->nkv));
+    CK(cudaMalloc(&d->v, 2 * in->nkv));
+    CK(cudaMalloc(&d->o, 2 * in->nq));
+    CK(cudaMalloc((void **)&d->lse, sizeof(float) * (size_t)w->total_tokens * (size_t)w->heads_q));
+    CK(cudaMemcpy(d->q, hq, 2 * in->nq, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d->k, hk, 2 * in->nkv, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d->v, hv, 2 * in->nkv, cudaMemcpyHostToDevice));
+    if ((st = flamia_cuda_quantize(rc, &d->s, d->q, d->k, d->v, d->ws, d->wsb, NULL)) != FLAMIA_OK) {
+        fprintf(stderr, "error: flamia_cuda_quantize (%s, %s): %s\n", rc->name, w->name, flamia_last_error());
+        goto fail;
+    }
+    rv = 0;
+fail:
+    free(hq);
+    free(hk);
+    free(hv);
+    return rv;
+}
+
+static int dev_fwd_forward(dev_fwd *d, const flamia_recipe *rc, const xp_workload *w) {
+    if (flamia_cuda_forward(rc, &d->s, d->ws, d->wsb, d->o, d->lse, NULL) == FLAMIA_OK) return 0;
+    fprintf(stderr, "error: flamia_cuda_forward (%s, %s): %s\n", rc->name, w->name, flamia_last_error());
+    return -1;
+}
+
+/* after the calls: quantize's non-finite flag (workspace word 0) clear, O and lse to the host */
+static int dev_fwd_fetch(dev_fwd *d, const flamia_recipe *rc, const xp_workload *w, size_t nq, float *o, float *lse) {
+    int rv = -1;
+    uint16_t *hbuf = xp_xmalloc(sizeof(uint16_t) * nq);
+    CK(cudaDeviceSynchronize());
+    int32_t flag = 0;
+    CK(cudaMemcpy(&flag, d->ws, sizeof flag, cudaMemcpyDeviceToHost));
+    if (flag) {
+        fprintf(stderr, "error: CUDA quantize flagged non-finite inputs (%s, %s)\n", rc->name, w->name);
+        goto fail;
+    }
+    CK(cudaMemcpy(hbuf, d->o, 2 * nq, cudaMemcpyDeviceToHost));
+    from_bf16(hbuf, o, nq);
+    if (lse) CK(cudaMemcpy(lse, d->lse, sizeof(float) * (size_t)w->total_tokens * (size_t)w->heads_q, cudaMemcpyDeviceToHost));
+    rv = 0;
+fail:
+    free(hbuf);
+    return rv;
+}
+
+static int run_cuda(const flamia_recipe *rc, const xp_workload *w, const xp_inputs *in, xp_result *out) {
+    int rv = -1, fwd_only = 0;
+    dev_fwd d;
+    void *ddo = NULL, *dqq = NULL, *dkk = NULL, *dvv = NULL;
+    uint16_t *hdo = to_bf16(in->dout, in->nq), *hbuf = xp_xmalloc(sizeof(uint16_t) * (in->nq > in->nkv ? in->nq : in->nkv));
+    flamia_status st;
+    if (dev_fwd_setup(&d, rc, w, in) || dev_fwd_forward(&d, rc, w)) goto fail;
     CK(cudaMalloc(&ddo, 2 * in->nq));
-    CK(cudaMalloc(&dO, 2 * in->nq));
     CK(cudaMalloc(&dqq, 2 * in->nq));
     CK(cudaMalloc(&dkk, 2 * in->nkv));
     CK(cudaMalloc(&dvv, 2 * in->nkv));
-    CK(cudaMalloc((void **)&dlse, sizeof(float) * out->nlse));
-    CK(cudaMemcpy(dq_, hq, 2 * in->nq, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dk_, hk, 2 * in->nkv, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dv_, hv, 2 * in->nkv, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(ddo, hdo, 2 * in->nq, cudaMemcpyHostToDevice));
-    if ((st = flamia_cuda_quantize(rc, &s, dq_, dk_, dv_, ws, wsb, NULL)) != FLAMIA_OK ||
-        (st = flamia_cuda_forward(rc, &s, ws, wsb, dO, dlse, NULL)) != FLAMIA_OK) {
-        fprintf(stderr, "error: CUDA quantize/forward (%s, %s): %s\n", rc->name, w->name, flamia_last_error());
-        goto fail;
-    }
-    st = flamia_cuda_backward(rc, &s, ws, wsb, dO, dlse, ddo, dqq, dkk, dvv, NULL);
+    st = flamia_cuda_backward(rc, &d.s, d.ws, d.wsb, d.o, d.lse, ddo, dqq, dkk, dvv, NULL);
     if (st == FLAMIA_ERR_UNSUPPORTED) fwd_only = 1;
     else if (st != FLAMIA_OK) {
         fprintf(stderr, "error: flamia_cuda_backward (%s, %s): %s\n", rc->name, w->name, flamia_last_error());
         goto fail;
     }
-    CK(cudaDeviceSynchronize());
-    int32_t flag = 0;
-    CK(cudaMemcpy(&flag, ws, sizeof flag, cudaMemcpyDeviceToHost));
-    if (flag) {
-        fprintf(stderr, "error: CUDA quantize flagged non-finite inputs (%s, %s)\n", rc->name, w->name);
-        goto fail;
-    }
-    CK(cudaMemcpy(hbuf, dO, 2 * in->nq, cudaMemcpyDeviceToHost));
-    from_bf16(hbuf, out->o, in->nq);
-    CK(cudaMemcpy(out->lse, dlse, sizeof(float) * out->nlse, cudaMemcpyDeviceToHost));
+    if (dev_fwd_fetch(&d, rc, w, in->nq, out->o, out->lse)) goto fail;
     if (fwd_only) {
         for (size_t i = 0; i < in->nq; i++) out->dq[i] = NAN;
         for (size_t i = 0; i < in->nkv; i++) out->dk[i] = out->dv[i] = NAN;
@@ -114,26 +162,99 @@ static int run_cuda(const flamia_recipe *rc, const xp_workload *w, const xp_inpu
     memset(&out->stats, 0, sizeof out->stats);
     rv = fwd_only;
 fail:
-    cudaFree(dq_);
-    cudaFree(dk_);
-    cudaFree(dv_);
+    dev_fwd_free(&d);
     cudaFree(ddo);
-    cudaFree(dO);
     cudaFree(dqq);
     cudaFree(dkk);
     cudaFree(dvv);
-    cudaFree(dlse);
-    cudaFree(ws);
-    cudaFree(dcu);
-    free(hq);
-    free(hk);
-    free(hv);
     free(hdo);
     free(hbuf);
     return rv;
 }
+
+static int cmp_float(const void *a, const void *b) {
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+struct xp_cuda_fwd {
+    dev_fwd d;
+    const flamia_recipe *rc;
+    const xp_workload *w;
+    size_t nq;
+};
+
+xp_cuda_fwd *xp_cuda_fwd_open(const flamia_recipe *rc, const xp_workload *w, const xp_inputs *in) {
+    xp_cuda_fwd *h = xp_xmalloc(sizeof *h);
+    h->rc = rc;
+    h->w = w;
+    h->nq = in->nq;
+    if (dev_fwd_setup(&h->d, rc, w, in) == 0) return h;
+    dev_fwd_free(&h->d);
+    free(h);
+    return NULL;
+}
+
+void xp_cuda_fwd_close(xp_cuda_fwd *h) {
+    if (!h) return;
+    dev_fwd_free(&h->d);
+    free(h);
+}
+
+int xp_cuda_fwd_run(xp_cuda_fwd *h, int warmup, int iters, double *ms) {
+    int rv = -1;
+    cudaEvent_t ev[2] = {NULL, NULL};
+    float *times = xp_xmalloc(sizeof(float) * (size_t)(iters > 0 ? iters : 1));
+    CK(cudaEventCreate(&ev[0]));
+    CK(cudaEventCreate(&ev[1]));
+    for (int i = 0; i < warmup + iters || i == 0; i++) { /* at least one call */
+        if (i >= warmup && iters > 0) CK(cudaEventRecord(ev[0], NULL));
+        if (dev_fwd_forward(&h->d, h->rc, h->w)) goto fail;
+        if (i >= warmup && iters > 0) {
+            CK(cudaEventRecord(ev[1], NULL));
+            CK(cudaEventSynchronize(ev[1]));
+            CK(cudaEventElapsedTime(&times[i - warmup], ev[0], ev[1]));
+        }
+    }
+    CK(cudaDeviceSynchronize());
+    if (iters > 0) {
+        qsort(times, (size_t)iters, sizeof *times, cmp_float);
+        *ms = iters % 2 ? times[iters / 2] : 0.5 * ((double)times[iters / 2 - 1] + times[iters / 2]);
+    } else {
+        *ms = NAN;
+    }
+    rv = 0;
+fail:
+    if (ev[0]) cudaEventDestroy(ev[0]);
+    if (ev[1]) cudaEventDestroy(ev[1]);
+    free(times);
+    return rv;
+}
+
+int xp_cuda_fwd_output(xp_cuda_fwd *h, float *o) { return dev_fwd_fetch(&h->d, h->rc, h->w, h->nq, o, NULL); }
 #else
 const char *xp_cuda_runtime(void) { return "n/a (built without CUDA)"; }
+
+xp_cuda_fwd *xp_cuda_fwd_open(const flamia_recipe *rc, const xp_workload *w, const xp_inputs *in) {
+    (void)rc;
+    (void)w;
+    (void)in;
+    fprintf(stderr, "error: --backend cuda: the drivers were built without CUDA\n");
+    return NULL;
+}
+void xp_cuda_fwd_close(xp_cuda_fwd *h) { (void)h; }
+int xp_cuda_fwd_run(xp_cuda_fwd *h, int warmup, int iters, double *ms) {
+    (void)h;
+    (void)warmup;
+    (void)iters;
+    (void)ms;
+    return -1;
+}
+int xp_cuda_fwd_output(xp_cuda_fwd *h, float *o) {
+    (void)h;
+    (void)o;
+    return -1;
+}
 #endif
 
 int xp_run(const xp_opts *o, const flamia_recipe *rc, const xp_workload *w, const xp_inputs *in, xp_result *out) {

@@ -171,6 +171,16 @@ int xp_run_ref(const flamia_recipe *rc, const xp_workload *w, const xp_inputs *i
  * 1 when the backend could run the forward only (dq, dk, dv set to NaN), -1 on error. */
 int xp_run(const xp_opts *o, const flamia_recipe *rc, const xp_workload *w, const xp_inputs *in, xp_result *out);
 const char *xp_cuda_runtime(void); /* CUDA runtime/driver versions, or "n/a ..." */
+/* the forward alone on the GPU (--backend cuda): open uploads the inputs as BF16 and quantizes
+ * them once (NULL with a message on failure: no CUDA, an API error); run makes `warmup`
+ * untimed and `iters` timed flamia_cuda_forward calls, *ms their median by CUDA events (NaN
+ * for iters 0; at least one call is made); output copies the last call's O as floats after
+ * checking quantize's non-finite flag. run and output return 0, or -1 with a message. */
+typedef struct xp_cuda_fwd xp_cuda_fwd;
+xp_cuda_fwd *xp_cuda_fwd_open(const flamia_recipe *rc, const xp_workload *w, const xp_inputs *in);
+int xp_cuda_fwd_run(xp_cuda_fwd *h, int warmup, int iters, double *ms);
+int xp_cuda_fwd_output(xp_cuda_fwd *h, float *o);
+void xp_cuda_fwd_close(xp_cuda_fwd *h);
 typedef struct {
     size_t nq, nkv;
     double *o, *lse, *dq, *dk, *dv;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_render_gpu.py - the GPU tables of the pipeline (accuracy_gpu, Table B on the kernels,
-Table D's exact-option and deterministic-dQ costs):
+Table D's exact-option and deterministic-dQ costs, the O-sum ablation):
 rendered from the HDF5 measurements shipped in data/measured/<gpu>/ through h5totsv, a CPU run
 on other inputs left out of the comparison, and a missing measurement rendered as "needs a GPU
 run" with no numbers.
@@ -97,6 +97,16 @@ if det:
     check("NVIDIA" in md and "commit" in md, "Table D deterministic cost: caption names the GPU and the commit")
 md, _ = run("table_d_det", "det-none", md2=False)
 check("Needs a GPU run" in md and not rows(md), "Table D deterministic cost without a measurement")
+
+osum = sorted(glob.glob(os.path.join(root, "data", "measured", "*", "osum_ablation_gpu.h5")))
+if osum:
+    md, _ = run("osum_ablation", "osum", "osum=" + osum[0], md2=False)
+    r = rows(md)
+    check(len(r) >= 2 and all(len(cells(x)) == 10 for x in r), "O-sum ablation: workload, recipe, interval + 7 columns")
+    check(any(cells(x)[2] == "never" for x in r) and all(cells(x)[8].endswith("%") for x in r if cells(x)[2] == "never"),
+          "O-sum ablation: the no-sum row present, times relative to it")
+md, _ = run("osum_ablation", "osum-none", md2=False)
+check("Needs a GPU run" in md and not rows(md), "O-sum ablation without a measurement")
 
 # nothing measured: a table that says so, and no numbers
 md, md2 = run("accuracy_gpu", "none")
