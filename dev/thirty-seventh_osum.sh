@@ -3,9 +3,20 @@
 # -Dexperiments=enabled): the first run of experiments/osum_ablation, with the pipeline's
 # arguments (experiment osum_ablation_gpu of pipelines/config.yaml), into
 # $OUT/osum_ablation_gpu.h5; copy it into data/measured/h200/ and run `snakemake -c2 osum_ablation`.
+# First, the accuracy driver's --backend cuda path, refactored in the same session (run_cuda now
+# shares its device setup with xp_cuda_fwd_*), not yet run on a GPU: accuracy_gpu's run (5 s)
+# must give the shipped file's O, dK, dV numbers (data/measured/h200/accuracy_gpu.h5, 469dffe) exactly
+# (dQ is reduce-added in no fixed order by default, so it may move in its last digits).
 # Usage (device, repo root): FLAMIA_GIT_COMMIT=<hash> bash dev/thirty-seventh_osum.sh > $OUT/osum.log 2>&1
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 O=${OUT:-/tmp/flamia-out}
+timeout 100 build/experiments/accuracy --backend cuda --scale 0.0625 --seed 1 --heads 8 --out "$O/accuracy_gpu_check.h5" --quiet
+echo "accuracy_gpu (check): rc=$?"
+build/experiments/h5totsv "$O/accuracy_gpu_check.h5" /tmp/acc_new >/dev/null && \
+  build/experiments/h5totsv data/measured/h200/accuracy_gpu.h5 /tmp/acc_old >/dev/null && \
+  if cmp -s <(cut -f1-2,7,9,10,11,13,14 /tmp/acc_new/accuracy.tsv) <(cut -f1-2,7,9,10,11,13,14 /tmp/acc_old/accuracy.tsv); then
+    echo "accuracy_gpu (check): O, dK, dV cosines and errors identical to the shipped file"
+  else echo "accuracy_gpu (check): DIFFERS from the shipped file"; fi
 s=$SECONDS
 timeout 400 build/experiments/osum_ablation --backend cuda --scale 1.0 --seed 1 --out "$O/osum_ablation_gpu.h5"
 echo "osum_ablation: rc=$? $((SECONDS - s)) s"
