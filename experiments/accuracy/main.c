@@ -13,7 +13,6 @@
  * Tables: accuracy (workload x recipe), summary (per recipe: min / mean cosine).
  * Example: accuracy --out data/runs/cpu/accuracy.h5 --scale 1/16 --heads 4
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,25 +99,8 @@ int main(int argc, char **argv) {
     o.backends_supported = 3; /* cpu and cuda */
     o.workloads = "4x4096,16x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,logu-64k,gqa-16x1024";
     o.scale = 1.0 / 16;
-    xp_opts defaults = o;
-    struct option lo[] = {XP_COMMON_LONGOPTS, {0, 0, 0, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        int h = xp_opts_handle(&o, c, optarg);
-        if (h == 2) {
-            usage(&defaults);
-            return 0;
-        }
-        if (h < 0) return 2;
-        if (h == 0) {
-            fprintf(stderr, "error: unknown option (see --help)\n");
-            return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "error: unexpected argument '%s' (see --help)\n", argv[optind]);
-        return 2;
-    }
+    int parsed = xp_parse_options(&o, argc, argv, NULL, NULL, NULL, usage); /* common options only */
+    if (parsed) return parsed == 1 ? 0 : 2;
     if (xp_opts_finish(&o)) return 2;
     if (!o.recipes && !strcmp(o.backend, "cuda")) o.recipes = "bf16,mxfp8,mxfp8-exact"; /* the GPU's recipes */
 

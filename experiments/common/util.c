@@ -1,5 +1,6 @@
 /* util.c - rng, options, progress and small helpers of the experiment drivers (xp.h). */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -213,6 +214,51 @@ int xp_opts_handle(xp_opts *o, int c, const char *arg) {
     case XP_OPT_HELP: return 2;
     default: return 0;
     }
+}
+
+/* the common options, appended to each driver's own by xp_parse_options */
+static const struct option common_longopts[] = {XP_COMMON_LONGOPTS};
+
+/* 1 when c is the val of one of the n driver options */
+static int is_driver_option(const struct option *extra, size_t n, int c) {
+    for (size_t i = 0; i < n; i++)
+        if (extra[i].val == c) return 1;
+    return 0;
+}
+
+int xp_parse_options(xp_opts *o, int argc, char **argv, const struct option *extra,
+                     int (*handle)(int c, const char *arg, void *ctx), void *ctx,
+                     void (*usage)(const xp_opts *defaults)) {
+    const xp_opts defaults = *o;
+    const size_t n_common = sizeof common_longopts / sizeof common_longopts[0];
+    size_t n_extra = 0;
+    while (extra && extra[n_extra].name) n_extra++;
+    struct option *lo = xp_xmalloc(sizeof *lo * (n_extra + n_common + 1));
+    if (n_extra) memcpy(lo, extra, sizeof *lo * n_extra);
+    memcpy(lo + n_extra, common_longopts, sizeof common_longopts);
+    lo[n_extra + n_common] = (struct option){0, 0, 0, 0};
+
+    int c, r = 0;
+    while (!r && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        int h = xp_opts_handle(o, c, optarg);
+        if (h == 2) {
+            usage(&defaults);
+            r = 1;
+        } else if (h < 0) {
+            r = 2;
+        } else if (h == 0 && !is_driver_option(extra, n_extra, c)) { /* getopt's '?' among others */
+            fprintf(stderr, "error: unknown option (see --help)\n");
+            r = 2;
+        } else if (h == 0 && handle(c, optarg, ctx)) {
+            r = 2;
+        }
+    }
+    if (!r && optind < argc) {
+        fprintf(stderr, "error: unexpected argument '%s' (see --help)\n", argv[optind]);
+        r = 2;
+    }
+    free(lo);
+    return r;
 }
 
 int xp_opts_finish(xp_opts *o) {

@@ -67,7 +67,7 @@ typedef struct {
     const char *oracle;     /* where the FP64 ground truth runs: "cpu" (default) or "gpu" (--oracle) */
 } xp_opts;
 
-/* Long options every driver accepts; append to the driver's own struct option array. */
+/* Long options every driver accepts; xp_parse_options appends them to the driver's own. */
 #define XP_OPT_BASE 1000
 enum { XP_OPT_SEED = XP_OPT_BASE, XP_OPT_OUT, XP_OPT_BACKEND, XP_OPT_SCALE, XP_OPT_HEADS,
        XP_OPT_WORKLOADS, XP_OPT_RECIPES, XP_OPT_QUIET, XP_OPT_HELP, XP_OPT_OUTLIERS,
@@ -91,6 +91,17 @@ xp_input_cfg xp_opts_inputs(const xp_opts *o);
 /* Handles a common option. Returns 1 when handled, 0 when c is not common, -1 on a
  * bad value (message already printed); XP_OPT_HELP returns 2 (caller prints usage). */
 int xp_opts_handle(xp_opts *o, int c, const char *arg);
+/* getopt_long over the driver's own options `extra` (ended by a zero entry; NULL for none;
+ * their val fields neither '?' nor XP_OPT_*) plus the common ones, which xp_opts_handle
+ * takes. Each driver option goes to handle(c, arg, ctx) (may be NULL when there are none):
+ * 0 when taken, nonzero after printing why. Returns 0 to go on; 1 after --help, with
+ * usage(&defaults) printed, defaults being *o as passed in (the caller exits 0); 2 on any
+ * error, already printed: a bad value, an unknown option, an unexpected argument (the
+ * caller exits 2). */
+struct option; /* <getopt.h> */
+int xp_parse_options(xp_opts *o, int argc, char **argv, const struct option *extra,
+                     int (*handle)(int c, const char *arg, void *ctx), void *ctx,
+                     void (*usage)(const xp_opts *defaults));
 /* Checks required options (--out) and backend support; prints why and returns -1. */
 int xp_opts_finish(xp_opts *o);
 /* Prints the common options' help (with the driver's defaults) to stdout. */

@@ -42,49 +42,44 @@ static void usage(const xp_opts *d) {
     xp_print_common_usage(d);
 }
 
+/* the driver's own options */
+enum { O_FIXED = 1, O_BASE };
+static const struct option driver_options[] = {{"fixed", required_argument, 0, O_FIXED},
+                                               {"base", required_argument, 0, O_BASE},
+                                               {0, 0, 0, 0}};
+typedef struct {
+    const char *fixed, *base;
+} driver_args;
+
+static int handle_opt(int c, const char *arg, void *ctx) {
+    driver_args *a = ctx;
+    switch (c) {
+    case O_FIXED: a->fixed = arg; break;
+    case O_BASE: a->base = arg; break;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("ds_underflow");
     o.workloads = "16x1024,8192+32x256,logu-16k";
     o.scale = 1.0 / 16;
     o.recipes = NULL;
-    xp_opts defaults = o;
-    const char *fixed = "-8,-4,0", *base = "mxfp8";
-    enum { O_FIXED = 1, O_BASE };
-    struct option lo[] = {{"fixed", required_argument, 0, O_FIXED},
-                          {"base", required_argument, 0, O_BASE},
-                          XP_COMMON_LONGOPTS,
-                          {0, 0, 0, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        int h = xp_opts_handle(&o, c, optarg);
-        if (h == 2) {
-            usage(&defaults);
-            return 0;
-        }
-        if (h < 0) return 2;
-        if (h == 1) continue;
-        switch (c) {
-        case O_FIXED: fixed = optarg; break;
-        case O_BASE: base = optarg; break;
-        default: fprintf(stderr, "error: unknown option (see --help)\n"); return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "error: unexpected argument '%s' (see --help)\n", argv[optind]);
-        return 2;
-    }
+    driver_args args = {.fixed = "-8,-4,0", .base = "mxfp8"};
+    int parsed = xp_parse_options(&o, argc, argv, driver_options, handle_opt, &args, usage);
+    if (parsed) return parsed == 1 ? 0 : 2;
     if (o.recipes) {
         fprintf(stderr, "error: ds_underflow varies the dS rule of one recipe: use --base, not --recipes\n");
         return 2;
     }
     if (xp_opts_finish(&o)) return 2;
     flamia_recipe rbase;
-    if (flamia_recipe_preset(base, &rbase) != FLAMIA_OK) {
+    if (flamia_recipe_preset(args.base, &rbase) != FLAMIA_OK) {
         fprintf(stderr, "error: --base: %s\n", flamia_last_error());
         return 2;
     }
     if (rbase.ds_format != FLAMIA_FMT_E4M3) {
-        fprintf(stderr, "error: --base %s does not quantize dS to E4M3: nothing to ablate\n", base);
+        fprintf(stderr, "error: --base %s does not quantize dS to E4M3: nothing to ablate\n", args.base);
         return 2;
     }
 
@@ -99,7 +94,7 @@ int main(int argc, char **argv) {
         rules[nrule++].fixed = 0;
     }
     int nf;
-    char **fl = xp_split_list(fixed, &nf);
+    char **fl = xp_split_list(args.fixed, &nf);
     for (int i = 0; i < nf && nrule < 64; i++) {
         int e;
         if (xp_parse_int("--fixed", fl[i], -127, 127, &e)) return 2;
@@ -144,7 +139,7 @@ int main(int argc, char **argv) {
             flamia_recipe rc = rbase;
             rc.ds_scale = rules[k].scale;
             rc.ds_fixed_exponent = rules[k].fixed;
-            snprintf(rc.name, sizeof rc.name, "%.12s/ds=%.14s", base, rules[k].name);
+            snprintf(rc.name, sizeof rc.name, "%.12s/ds=%.14s", args.base, rules[k].name);
             if (xp_run_ref(&rc, w, &in, &r)) return 1;
             xp_row_begin(t);
             xp_set_s(t, "workload", w->name);
@@ -171,7 +166,7 @@ int main(int argc, char **argv) {
     xp_out *f = xp_out_open(&o, argc, argv);
     if (!f) return 1;
     xp_out_attr_s(f, "workloads", o.workloads);
-    xp_out_attr_s(f, "base_recipe", base);
+    xp_out_attr_s(f, "base_recipe", args.base);
     xp_out_table(f, t);
     int rc = xp_out_commit(f);
     xp_table_free(t);

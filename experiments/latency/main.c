@@ -310,54 +310,54 @@ static void usage(const xp_opts *d) {
     xp_print_common_usage(d);
 }
 
+/* the driver's own options */
+enum { O_WARMUP = 1, O_ITERS, O_VROWS, O_PASSES, O_BUDGET, O_DET, O_OSUM };
+static const struct option driver_options[] = {{"warmup", required_argument, 0, O_WARMUP},
+                                               {"iters", required_argument, 0, O_ITERS},
+                                               {"verify-rows", required_argument, 0, O_VROWS},
+                                               {"passes", required_argument, 0, O_PASSES},
+                                               {"pass-budget", required_argument, 0, O_BUDGET},
+                                               {"deterministic", no_argument, 0, O_DET},
+                                               {"o-sum-interval", required_argument, 0, O_OSUM},
+                                               {0, 0, 0, 0}};
+typedef struct {
+    int warmup, iters, verify_rows, passes, deterministic, o_sum;
+    double budget;
+    const char *passes_arg;
+} driver_args;
+
+static int handle_opt(int c, const char *arg, void *ctx) {
+    driver_args *a = ctx;
+    switch (c) {
+    case O_WARMUP: return xp_parse_int("--warmup", arg, 0, 100000, &a->warmup);
+    case O_ITERS: return xp_parse_int("--iters", arg, 1, 100000, &a->iters);
+    case O_VROWS: return xp_parse_int("--verify-rows", arg, 0, 4096, &a->verify_rows);
+    case O_PASSES:
+        if (!(a->passes = parse_passes(arg))) return -1;
+        a->passes_arg = arg;
+        return 0;
+    case O_BUDGET: return xp_parse_double("--pass-budget", arg, 0, 1e6, &a->budget);
+    case O_DET: a->deterministic = 1; return 0;
+    case O_OSUM: return xp_parse_int("--o-sum-interval", arg, 0, 64, &a->o_sum);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("latency");
     o.backend = "cuda";
     o.backends_supported = 2;
     o.workloads = "4x4096,16x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,logu-64k";
     o.recipes = "mxfp8,mxfp8-exact,bf16";
-    xp_opts defaults = o;
-    int warmup = 10, iters = 50, verify_rows = 256, passes = P_ALL, deterministic = 0, o_sum = -1;
-    double budget = 10.0;
-    const char *passes_arg = "quant,fwd,fwd+quant,bwd,train";
-    enum { O_WARMUP = 1, O_ITERS, O_VROWS, O_PASSES, O_BUDGET, O_DET, O_OSUM };
-    struct option lo[] = {{"warmup", required_argument, 0, O_WARMUP},
-                          {"iters", required_argument, 0, O_ITERS},
-                          {"verify-rows", required_argument, 0, O_VROWS},
-                          {"passes", required_argument, 0, O_PASSES},
-                          {"pass-budget", required_argument, 0, O_BUDGET},
-                          {"deterministic", no_argument, 0, O_DET},
-                          {"o-sum-interval", required_argument, 0, O_OSUM},
-                          XP_COMMON_LONGOPTS,
-                          {0, 0, 0, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        int h = xp_opts_handle(&o, c, optarg);
-        if (h == 2) {
-            usage(&defaults);
-            return 0;
-        }
-        if (h < 0) return 2;
-        if (h == 1) continue;
-        switch (c) {
-        case O_WARMUP: if (xp_parse_int("--warmup", optarg, 0, 100000, &warmup)) return 2; break;
-        case O_ITERS: if (xp_parse_int("--iters", optarg, 1, 100000, &iters)) return 2; break;
-        case O_VROWS: if (xp_parse_int("--verify-rows", optarg, 0, 4096, &verify_rows)) return 2; break;
-        case O_PASSES: if (!(passes = parse_passes(optarg))) return 2; passes_arg = optarg; break;
-        case O_BUDGET: if (xp_parse_double("--pass-budget", optarg, 0, 1e6, &budget)) return 2; break;
-        case O_DET: deterministic = 1; break;
-        case O_OSUM: if (xp_parse_int("--o-sum-interval", optarg, 0, 64, &o_sum)) return 2; break;
-        default: fprintf(stderr, "error: unknown option (see --help)\n"); return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "error: unexpected argument '%s' (see --help)\n", argv[optind]);
-        return 2;
-    }
+    driver_args args = {.warmup = 10, .iters = 50, .verify_rows = 256, .passes = P_ALL, .deterministic = 0,
+                        .o_sum = -1, .budget = 10.0, .passes_arg = "quant,fwd,fwd+quant,bwd,train"};
+    int parsed = xp_parse_options(&o, argc, argv, driver_options, handle_opt, &args, usage);
+    if (parsed) return parsed == 1 ? 0 : 2;
     if (xp_opts_finish(&o)) return 2;
-    if (deterministic && flamia_cuda_set_deterministic(1) != FLAMIA_OK) xp_die("%s", flamia_last_error());
-    if (o_sum >= 0 && flamia_cuda_set_o_sum_interval(o_sum) != FLAMIA_OK) xp_die("%s", flamia_last_error());
-    const int want_bwd = (passes & (P_BWD | P_TRAIN)) != 0;
+    if (args.deterministic && flamia_cuda_set_deterministic(1) != FLAMIA_OK) xp_die("%s", flamia_last_error());
+    if (args.o_sum >= 0 && flamia_cuda_set_o_sum_interval(args.o_sum) != FLAMIA_OK)
+        xp_die("%s", flamia_last_error());
+    const int want_bwd = (args.passes & (P_BWD | P_TRAIN)) != 0;
 
     int nw, nr;
     char **rl = xp_split_list(o.recipes, &nr);
@@ -552,8 +552,9 @@ int main(int argc, char **argv) {
                 continue;
             }
             char osum_tag[16] = "";
-            if (o_sum >= 0) snprintf(osum_tag, sizeof osum_tag, "-osum%d", o_sum);
-            snprintf(rs->system, sizeof rs->system, "flamia-%s%s%s", rl[ri], deterministic ? "-det" : "", osum_tag);
+            if (args.o_sum >= 0) snprintf(osum_tag, sizeof osum_tag, "-osum%d", args.o_sum);
+            snprintf(rs->system, sizeof rs->system, "flamia-%s%s%s", rl[ri], args.deterministic ? "-det" : "",
+                     osum_tag);
             rs->valid = 1;
             const flamia_recipe rec = rs->rec;
             const size_t wsb = rs->wsb;
@@ -564,7 +565,8 @@ int main(int argc, char **argv) {
             if (cx.last != FLAMIA_OK) xp_die("latency: quantize %s %s: %s", w->name, rl[ri], flamia_last_error());
             CUDA_OK(cudaStreamSynchronize(st));
             CUDA_OK(cudaMemcpy(&rs->eflag, dws, 4, cudaMemcpyDeviceToHost)); /* err_flag at offset 0 */
-            if (passes & P_QUANT) rs->q_ms = time_calls(do_quant, &cx, warmup, iters, budget, &rs->q_min, &rs->q_n);
+            if (args.passes & P_QUANT)
+                rs->q_ms = time_calls(do_quant, &cx, args.warmup, args.iters, args.budget, &rs->q_min, &rs->q_n);
             CUDA_OK(cudaFree(dws));
         }
 
@@ -607,7 +609,7 @@ int main(int argc, char **argv) {
                 for (size_t i = 0; i < nq && finite; i++) finite = (ho[i] & 0x7f80) != 0x7f80;
                 for (size_t i = 0; i < nl && finite; i++) finite = isfinite(hlse[i]);
                 rs->finite = finite;
-                int rows = w->cu_seqlens[1] < verify_rows ? w->cu_seqlens[1] : verify_rows;
+                int rows = w->cu_seqlens[1] < args.verify_rows ? w->cu_seqlens[1] : args.verify_rows;
                 rs->rows = rows;
                 if (rows > 0) {
                     /* rows [0, rows) of document 0 depend only on its tokens [0, rows) (causal) */
@@ -650,10 +652,11 @@ int main(int argc, char **argv) {
             void (*fns[3])(call_ctx *) = {do_quant, do_fwd, do_both};
             double ms[3] = {rs->q_ms, NAN, NAN};
             for (int p = 0; p < 3; p++) {
-                if (!(passes & (1 << p))) continue;
+                if (!(args.passes & (1 << p))) continue;
                 double mn = p == 0 ? rs->q_min : NAN;
                 int n = p == 0 ? rs->q_n : 0;
-                if (p > 0 && rs->fwd_ok) ms[p] = time_calls(fns[p], &cx, warmup, iters, budget, &mn, &n);
+                if (p > 0 && rs->fwd_ok)
+                    ms[p] = time_calls(fns[p], &cx, args.warmup, args.iters, args.budget, &mn, &n);
                 timing_row(&rc, system, kPassNames[p], ms[p], mn, n, p ? flops : 0.0,
                            note[0] ? note : flamia_last_error());
             }
@@ -664,7 +667,7 @@ int main(int argc, char **argv) {
             if (!strcmp(rl[ri], "bf16")) bytes += 2.0 * (double)(nq + 2 * nk);
             else bytes += (double)(nq + 2 * nk) + (double)Hkv * D * T + (double)T * (Hq + 2 * Hkv) + 4;
             double gbps = bytes / (ms[0] * 1e-3) / 1e9;
-            if (passes & P_QUANT) {
+            if (args.passes & P_QUANT) {
                 xp_row_begin(tq);
                 xp_set_s(tq, "workload", w->name);
                 xp_set_s(tq, "recipe", rl[ri]);
@@ -726,13 +729,13 @@ int main(int argc, char **argv) {
                 if (bwd_ok && !rs->grads_finite)
                     fprintf(stderr, "latency: %s %s: VERIFY FAILED (backward left a non-finite or unwritten "
                                     "dQ/dK/dV element): timing anyway, marked in table verify\n", w->name, rl[ri]);
-                if ((passes & P_BWD) && bwd_ok) {
+                if ((args.passes & P_BWD) && bwd_ok) {
                     do_both(&cx); /* the backward's inputs as the timed calls see them */
-                    b_ms = time_calls(do_bwd, &cx, warmup, iters, budget, &b_min, &b_n);
+                    b_ms = time_calls(do_bwd, &cx, args.warmup, args.iters, args.budget, &b_min, &b_n);
                     if (isnan(b_ms)) snprintf(bnote, sizeof bnote, "backward: %s", flamia_last_error());
                 }
             }
-            if ((passes & P_TRAIN) && !dead && rs->fwd_ok) {
+            if ((args.passes & P_TRAIN) && !dead && rs->fwd_ok) {
                 /* the training call as a framework replays it: captured once, launched per step */
                 cx.graph = capture_train(&cx, tnote, sizeof tnote);
                 rs->train_finite = 0;
@@ -752,7 +755,7 @@ int main(int argc, char **argv) {
                         if (!rs->train_finite)
                             fprintf(stderr, "latency: %s %s: VERIFY FAILED (graph replay of train_step left a "
                                             "non-finite or unwritten gradient): timing anyway\n", w->name, rl[ri]);
-                        t_ms = time_calls(do_graph, &cx, warmup, iters, budget, &t_min, &t_n);
+                        t_ms = time_calls(do_graph, &cx, args.warmup, args.iters, args.budget, &t_min, &t_n);
                         if (isnan(t_ms))
                             snprintf(tnote, sizeof tnote, "train: cudaGraphLaunch: %s",
                                      cx.graph_err ? cx.graph_err : "failed");
@@ -760,8 +763,8 @@ int main(int argc, char **argv) {
                     CUDA_NOFAIL(cudaGraphExecDestroy(cx.graph));
                 }
             }
-            if (passes & P_BWD) timing_row(&rc, system, "bwd", b_ms, b_min, b_n, 2.5 * flops, bnote);
-            if (passes & P_TRAIN)
+            if (args.passes & P_BWD) timing_row(&rc, system, "bwd", b_ms, b_min, b_n, 2.5 * flops, bnote);
+            if (args.passes & P_TRAIN)
                 timing_row(&rc, system, "train", t_ms, t_min, t_n, 3.5 * flops,
                            tnote[0] ? tnote : "train: not run");
             if (bnote[0] && !rs->note[0]) snprintf(rs->note, sizeof rs->note, "%s", bnote);
@@ -801,10 +804,10 @@ int main(int argc, char **argv) {
 
     xp_out *f = xp_out_open(&o, argc, argv);
     if (!f) return 1;
-    xp_out_attr_i(f, "warmup", warmup);
-    xp_out_attr_i(f, "iters", iters);
-    xp_out_attr_f(f, "pass_budget_s", budget);
-    xp_out_attr_s(f, "passes", passes_arg);
+    xp_out_attr_i(f, "warmup", args.warmup);
+    xp_out_attr_i(f, "iters", args.iters);
+    xp_out_attr_f(f, "pass_budget_s", args.budget);
+    xp_out_attr_s(f, "passes", args.passes_arg);
     xp_out_attr_f(f, "dout_scale", 1e-2);
     xp_out_attr_f(f, "copy_gbps_measured", copy_gbps);
     {

@@ -105,60 +105,59 @@ static void usage(const xp_opts *d) {
     xp_print_common_usage(d);
 }
 
+/* the driver's own options */
+enum { O_TRIALS = 1, O_KINDS, O_NOCROSS };
+static const struct option driver_options[] = {{"trials", required_argument, 0, O_TRIALS},
+                                               {"kinds", required_argument, 0, O_KINDS},
+                                               {"no-cross", no_argument, 0, O_NOCROSS},
+                                               {0, 0, 0, 0}};
+typedef struct {
+    int trials, cross, kind_on[NKINDS];
+} driver_args;
+
+/* --kinds LIST: exactly the kinds listed */
+static int parse_kinds(const char *list, int *kind_on) {
+    memset(kind_on, 0, sizeof(int) * NKINDS);
+    char **v = xp_split_list(list, NULL);
+    for (char **p = v; *p; p++) {
+        int found = 0;
+        for (int k = 0; k < NKINDS; k++)
+            if (!strcmp(*p, kind_names[k])) kind_on[k] = found = 1;
+        if (!found) {
+            fprintf(stderr, "error: --kinds: unknown kind '%s' (keys2x max2x x1e4 spike extreme)\n", *p);
+            xp_strv_free(v);
+            return -1;
+        }
+    }
+    xp_strv_free(v);
+    return 0;
+}
+
+static int handle_opt(int c, const char *arg, void *ctx) {
+    driver_args *a = ctx;
+    switch (c) {
+    case O_TRIALS: return xp_parse_int("--trials", arg, 1, 1000, &a->trials);
+    case O_NOCROSS: a->cross = 0; return 0;
+    case O_KINDS: return parse_kinds(arg, a->kind_on);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("leak_probe");
     o.backends_supported = 3; /* cpu and cuda */
     o.workloads = "160+96+45+130+33";
-    xp_opts defaults = o;
-    int trials = 3, cross = 1, kind_on[NKINDS];
-    for (int k = 0; k < NKINDS; k++) kind_on[k] = 1; /* every kind unless --kinds says otherwise */
-    enum { O_TRIALS = 1, O_KINDS, O_NOCROSS };
-    struct option lo[] = {{"trials", required_argument, 0, O_TRIALS},
-                          {"kinds", required_argument, 0, O_KINDS},
-                          {"no-cross", no_argument, 0, O_NOCROSS},
-                          XP_COMMON_LONGOPTS,
-                          {0, 0, 0, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        int h = xp_opts_handle(&o, c, optarg);
-        if (h == 2) {
-            usage(&defaults);
-            return 0;
-        }
-        if (h < 0) return 2;
-        if (h == 1) continue;
-        switch (c) {
-        case O_TRIALS: if (xp_parse_int("--trials", optarg, 1, 1000, &trials)) return 2; break;
-        case O_NOCROSS: cross = 0; break;
-        case O_KINDS: {
-            memset(kind_on, 0, sizeof kind_on);
-            char **v = xp_split_list(optarg, NULL);
-            for (char **p = v; *p; p++) {
-                int found = 0;
-                for (int k = 0; k < NKINDS; k++)
-                    if (!strcmp(*p, kind_names[k])) kind_on[k] = found = 1;
-                if (!found) {
-                    fprintf(stderr, "error: --kinds: unknown kind '%s' (keys2x max2x x1e4 spike extreme)\n", *p);
-                    return 2;
-                }
-            }
-            xp_strv_free(v);
-            break;
-        }
-        default: fprintf(stderr, "error: unknown option (see --help)\n"); return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "error: unexpected argument '%s' (see --help)\n", argv[optind]);
-        return 2;
-    }
+    driver_args args = {.trials = 3, .cross = 1};
+    for (int k = 0; k < NKINDS; k++) args.kind_on[k] = 1; /* every kind unless --kinds says otherwise */
+    int parsed = xp_parse_options(&o, argc, argv, driver_options, handle_opt, &args, usage);
+    if (parsed) return parsed == 1 ? 0 : 2;
     if (xp_opts_finish(&o)) return 2;
     if (!o.recipes && !strcmp(o.backend, "cuda")) o.recipes = "bf16,mxfp8,mxfp8-exact"; /* the GPU's recipes */
 
     int nw, nr, nk = 0;
     char **wl = xp_split_list(o.workloads, &nw);
     char **rl = xp_recipe_names(o.recipes, &nr);
-    for (int k = 0; k < NKINDS; k++) nk += kind_on[k];
+    for (int k = 0; k < NKINDS; k++) nk += args.kind_on[k];
     xp_workload *ws = xp_xmalloc(sizeof(xp_workload) * (size_t)nw);
     char err[256];
     for (int i = 0; i < nw; i++) {
@@ -173,7 +172,7 @@ int main(int argc, char **argv) {
                     wl[i]);
             return 2;
         }
-        if (cross && ws[i].num_docs < 2) {
+        if (args.cross && ws[i].num_docs < 2) {
             fprintf(stderr, "error: workload '%s' has one document: the cross-document probe needs two "
                             "(or pass --no-cross)\n", wl[i]);
             return 2;
@@ -209,7 +208,7 @@ int main(int argc, char **argv) {
                  "other documents' dK cosine vs FP64, one document x1e4 (0: their dK flushed to zero)");
     xp_table_col(cd, "status", XP_STR, "", "ok, or why the perturbed run failed");
 
-    long total = (long)nw * nr * (1 + (long)nk * trials + cross) + (cross ? nw : 0);
+    long total = (long)nw * nr * (1 + (long)nk * args.trials + args.cross) + (args.cross ? nw : 0);
     xp_progress pr;
     xp_progress_init(&pr, "leak_probe", total, o.quiet);
     char what[256];
@@ -220,11 +219,12 @@ int main(int argc, char **argv) {
         xp_input_cfg icfg = xp_opts_inputs(&o);
         xp_inputs_make(w, o.seed, &icfg, &base);
         /* trial positions, the same for every recipe and kind */
-        int *tdoc = xp_xmalloc(sizeof(int) * (size_t)trials), *tpos = xp_xmalloc(sizeof(int) * (size_t)trials);
+        int *tdoc = xp_xmalloc(sizeof(int) * (size_t)args.trials),
+            *tpos = xp_xmalloc(sizeof(int) * (size_t)args.trials);
         xp_rng rng;
         xp_rng_seed(&rng, o.seed, 77);
         int d = (int)(xp_rng_u64(&rng) % (uint64_t)w->num_docs);
-        for (int tr = 0; tr < trials; tr++) {
+        for (int tr = 0; tr < args.trials; tr++) {
             int L;
             while ((L = w->cu_seqlens[d + 1] - w->cu_seqlens[d]) < 2) d = (d + 1) % w->num_docs;
             int t = 1 + (int)(xp_rng_u64(&rng) % (uint64_t)(L - 1));
@@ -239,7 +239,7 @@ int main(int argc, char **argv) {
                 longest = dd;
         xp_result64 r64;
         int have64 = 0;
-        if (cross) {
+        if (args.cross) {
             if (xp_run_ref64(&o, w, &base, &r64)) return 1;
             have64 = 1;
             snprintf(what, sizeof what, "%s fp64", w->name);
@@ -255,8 +255,8 @@ int main(int argc, char **argv) {
             snprintf(what, sizeof what, "%s %s baseline", w->name, rl[ri]);
             xp_progress_step(&pr, what);
             for (int k = 0; k < NKINDS; k++) {
-                if (!kind_on[k]) continue;
-                for (int tr = 0; tr < trials; tr++) {
+                if (!args.kind_on[k]) continue;
+                for (int tr = 0; tr < args.trials; tr++) {
                     docref dr = {w, w->cu_seqlens[tdoc[tr]], w->cu_seqlens[tdoc[tr] + 1]};
                     int t = tpos[tr];
                     xp_inputs p;
@@ -293,7 +293,7 @@ int main(int argc, char **argv) {
                     xp_progress_step(&pr, what);
                 }
             }
-            if (cross) {
+            if (args.cross) {
                 const float factor = 1e4f;
                 xp_inputs p;
                 xp_inputs_copy(&base, &p);
@@ -368,7 +368,7 @@ int main(int argc, char **argv) {
     xp_table_col(sm, "dq_changed_max", XP_F64, "1", "max fraction of changed earlier dQ elements");
     for (int ri = 0; ri < nr; ri++)
         for (int k = 0; k < NKINDS; k++) {
-            if (!kind_on[k]) continue;
+            if (!args.kind_on[k]) continue;
             double om = 0, qm = 0, oc = 0, qc = 0, of = 0, qf = 0;
             long n = 0, failed = 0;
             for (size_t row = 0; row < xp_table_rows(pt); row++) {
@@ -403,12 +403,12 @@ int main(int argc, char **argv) {
     xp_out *f = xp_out_open(&o, argc, argv);
     if (!f) return 1;
     xp_out_attr_s(f, "workloads", o.workloads);
-    xp_out_attr_i(f, "trials", trials);
+    xp_out_attr_i(f, "trials", args.trials);
     xp_out_attr_s(f, "perturbed_tensors", "Q, K, V, dO (all heads)");
     xp_out_attr_s(f, "metric", "max over earlier (token, head) rows of ||after - before||_2 / ||before||_2");
     xp_out_table(f, sm);
     xp_out_table(f, pt);
-    if (cross) xp_out_table(f, cd);
+    if (args.cross) xp_out_table(f, cd);
     int rc = xp_out_commit(f);
     xp_table_free(sm);
     xp_table_free(pt);

@@ -72,34 +72,24 @@ static void usage(const xp_opts *d) {
     for (int i = 0; i < NCASES; i++) printf("  %-12s %s\n", kCases[i].name, kCases[i].what);
 }
 
+/* the driver's own option, --base; ctx points to the recipe name it sets */
+enum { O_BASE = 1 };
+static const struct option driver_options[] = {{"base", required_argument, 0, O_BASE}, {0, 0, 0, 0}};
+
+static int handle_opt(int c, const char *arg, void *ctx) {
+    (void)c; /* O_BASE, the only one */
+    *(const char **)ctx = arg;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("mismatch");
     o.workloads = "4x4096,16x1024,8192+32x256,logu-16k";
     o.scale = 1.0 / 16;
     o.recipes = NULL;
-    xp_opts defaults = o;
     const char *base = "mxfp8";
-    enum { O_BASE = 1 };
-    struct option lo[] = {{"base", required_argument, 0, O_BASE}, XP_COMMON_LONGOPTS, {0, 0, 0, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        int h = xp_opts_handle(&o, c, optarg);
-        if (h == 2) {
-            usage(&defaults);
-            return 0;
-        }
-        if (h < 0) return 2;
-        if (h == 1) continue;
-        if (c == O_BASE) base = optarg;
-        else {
-            fprintf(stderr, "error: unknown option (see --help)\n");
-            return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "error: unexpected argument '%s' (see --help)\n", argv[optind]);
-        return 2;
-    }
+    int parsed = xp_parse_options(&o, argc, argv, driver_options, handle_opt, &base, usage);
+    if (parsed) return parsed == 1 ? 0 : 2;
     if (o.recipes) {
         fprintf(stderr, "error: mismatch varies one recipe's passes: use --base, not --recipes\n");
         return 2;

@@ -90,6 +90,27 @@ static void usage(const xp_opts *d) {
     xp_print_common_usage(d);
 }
 
+/* the driver's own options */
+enum { O_INTERVALS = 1, O_WARMUP, O_ITERS };
+static const struct option driver_options[] = {{"intervals", required_argument, 0, O_INTERVALS},
+                                               {"warmup", required_argument, 0, O_WARMUP},
+                                               {"iters", required_argument, 0, O_ITERS},
+                                               {0, 0, 0, 0}};
+typedef struct {
+    const char *intervals;
+    int warmup, iters;
+} driver_args;
+
+static int handle_opt(int c, const char *arg, void *ctx) {
+    driver_args *a = ctx;
+    switch (c) {
+    case O_INTERVALS: a->intervals = arg; return 0;
+    case O_WARMUP: return xp_parse_int("--warmup", arg, 0, 100000, &a->warmup);
+    case O_ITERS: return xp_parse_int("--iters", arg, 1, 100000, &a->iters);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("osum_ablation");
     o.backend = "cuda";
@@ -98,40 +119,11 @@ int main(int argc, char **argv) {
     o.recipes = "mxfp8,mxfp8-exact";
     o.scale = 1.0;
     o.outliers = 0;
-    xp_opts defaults = o;
-    const char *intervals = "0,1,2,4,8,16";
-    int warmup = 5, iters = 30;
-    enum { O_INTERVALS = 1, O_WARMUP, O_ITERS };
-    struct option lo[] = {{"intervals", required_argument, 0, O_INTERVALS},
-                          {"warmup", required_argument, 0, O_WARMUP},
-                          {"iters", required_argument, 0, O_ITERS},
-                          XP_COMMON_LONGOPTS,
-                          {0, 0, 0, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        int h = xp_opts_handle(&o, c, optarg);
-        if (h == 2) {
-            usage(&defaults);
-            return 0;
-        }
-        if (h < 0) return 2;
-        if (h == 1) continue;
-        if (c == O_INTERVALS) intervals = optarg;
-        else if (c == O_WARMUP) {
-            if (xp_parse_int("--warmup", optarg, 0, 100000, &warmup)) return 2;
-        } else if (c == O_ITERS) {
-            if (xp_parse_int("--iters", optarg, 1, 100000, &iters)) return 2;
-        } else {
-            fprintf(stderr, "error: unknown option (see --help)\n");
-            return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "error: unexpected argument '%s' (see --help)\n", argv[optind]);
-        return 2;
-    }
+    driver_args args = {.intervals = "0,1,2,4,8,16", .warmup = 5, .iters = 30};
+    int parsed = xp_parse_options(&o, argc, argv, driver_options, handle_opt, &args, usage);
+    if (parsed) return parsed == 1 ? 0 : 2;
     int *iv = NULL, niv = 0;
-    if (parse_intervals(intervals, &iv, &niv)) return 2;
+    if (parse_intervals(args.intervals, &iv, &niv)) return 2;
     if (xp_opts_finish(&o)) return 2;
     int nrec = 0;
     char **recs = xp_recipe_names(o.recipes, &nrec);
@@ -183,8 +175,8 @@ int main(int argc, char **argv) {
                 double ms, none, bias[NBANDS], minv;
                 const int bad = flamia_cuda_set_o_sum_interval(iv[k]) != FLAMIA_OK;
                 if (bad) fprintf(stderr, "error: flamia_cuda_set_o_sum_interval(%d): %s\n", iv[k], flamia_last_error());
-                if (bad || xp_cuda_fwd_run(frand, warmup, iters, &ms) || xp_cuda_fwd_run(fones, 0, 0, &none) ||
-                    xp_cuda_fwd_output(fones, out)) {
+                if (bad || xp_cuda_fwd_run(frand, args.warmup, args.iters, &ms) ||
+                    xp_cuda_fwd_run(fones, 0, 0, &none) || xp_cuda_fwd_output(fones, out)) {
                     xp_cuda_fwd_close(frand);
                     xp_cuda_fwd_close(fones);
                     goto done;
@@ -218,9 +210,9 @@ done:
         if (!f) rc = 1;
         else {
             xp_out_attr_s(f, "workloads", o.workloads);
-            xp_out_attr_s(f, "intervals", intervals);
-            xp_out_attr_f(f, "iters", iters);
-            xp_out_attr_f(f, "warmup", warmup);
+            xp_out_attr_s(f, "intervals", args.intervals);
+            xp_out_attr_f(f, "iters", args.iters);
+            xp_out_attr_f(f, "warmup", args.warmup);
             xp_out_attr_s(f, "inputs_bias", "q, k ~ N(0,1) (--outliers as given), v = 1 exactly: exact O = 1 in every row");
             xp_out_table(f, t);
             rc = xp_out_commit(f) ? 1 : 0;

@@ -171,39 +171,34 @@ static void usage(const xp_opts *d) {
     xp_print_common_usage(d);
 }
 
+/* the driver's own options (--tile sets tile_sz) */
+enum { O_WORKERS = 1, O_TILE, O_REPS, O_BUILD };
+static const struct option driver_options[] = {{"workers", required_argument, 0, O_WORKERS},
+                                               {"tile", required_argument, 0, O_TILE},
+                                               {"reps", required_argument, 0, O_REPS},
+                                               {"build-docs", required_argument, 0, O_BUILD},
+                                               {0, 0, 0, 0}};
+typedef struct {
+    int workers, reps, build_docs;
+} driver_args;
+
+static int handle_opt(int c, const char *arg, void *ctx) {
+    driver_args *a = ctx;
+    switch (c) {
+    case O_WORKERS: return xp_parse_int("--workers", arg, 1, 1 << 20, &a->workers);
+    case O_TILE: return xp_parse_int("--tile", arg, 16, 4096, &tile_sz);
+    case O_REPS: return xp_parse_int("--reps", arg, 1, 10000, &a->reps);
+    case O_BUILD: return xp_parse_int("--build-docs", arg, 1, 1 << 24, &a->build_docs);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("sched_ablation");
     o.workloads = "4x4096,16x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,logu-64k,gqa-16x1024";
-    xp_opts defaults = o;
-    int W = 132, reps = 21, build_docs = 131072;
-    enum { O_WORKERS = 1, O_TILE, O_REPS, O_BUILD };
-    struct option lo[] = {{"workers", required_argument, 0, O_WORKERS},
-                          {"tile", required_argument, 0, O_TILE},
-                          {"reps", required_argument, 0, O_REPS},
-                          {"build-docs", required_argument, 0, O_BUILD},
-                          XP_COMMON_LONGOPTS,
-                          {0, 0, 0, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        int h = xp_opts_handle(&o, c, optarg);
-        if (h == 2) {
-            usage(&defaults);
-            return 0;
-        }
-        if (h < 0) return 2;
-        if (h == 1) continue;
-        switch (c) {
-        case O_WORKERS: if (xp_parse_int("--workers", optarg, 1, 1 << 20, &W)) return 2; break;
-        case O_TILE: if (xp_parse_int("--tile", optarg, 16, 4096, &tile_sz)) return 2; break;
-        case O_REPS: if (xp_parse_int("--reps", optarg, 1, 10000, &reps)) return 2; break;
-        case O_BUILD: if (xp_parse_int("--build-docs", optarg, 1, 1 << 24, &build_docs)) return 2; break;
-        default: fprintf(stderr, "error: unknown option (see --help)\n"); return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "error: unexpected argument '%s' (see --help)\n", argv[optind]);
-        return 2;
-    }
+    driver_args args = {.workers = 132, .reps = 21, .build_docs = 131072};
+    int parsed = xp_parse_options(&o, argc, argv, driver_options, handle_opt, &args, usage);
+    if (parsed) return parsed == 1 ? 0 : 2;
     if (xp_opts_finish(&o)) return 2;
 
     int nw;
@@ -263,17 +258,17 @@ int main(int argc, char **argv) {
                 total += nat[k].cost;
                 if (nat[k].cost > maxc) maxc = nat[k].cost;
             }
-            double lb = fmax(total / W, maxc), ms[2][2];
+            double lb = fmax(total / args.workers, maxc), ms[2][2];
             for (int oi = 0; oi < 2; oi++)
                 for (int pi = 0; pi < 2; pi++) {
                     const item *L = oi ? lf : nat;
-                    ms[oi][pi] = pi ? makespan_dynamic(L, n, W) : makespan_static(L, n, W);
+                    ms[oi][pi] = pi ? makespan_dynamic(L, n, args.workers) : makespan_static(L, n, args.workers);
                     xp_row_begin(mk);
                     xp_set_s(mk, "workload", w->name);
                     xp_set_s(mk, "pass", bwd ? "bwd" : "fwd");
                     xp_set_s(mk, "order", orders[oi]);
                     xp_set_s(mk, "policy", pols[pi]);
-                    xp_set_i(mk, "workers", W);
+                    xp_set_i(mk, "workers", args.workers);
                     xp_set_i(mk, "items", (int64_t)n);
                     xp_set_f(mk, "total_cost", total);
                     xp_set_f(mk, "max_item", maxc);
@@ -305,7 +300,7 @@ int main(int argc, char **argv) {
         const xp_workload *w = &tmp;
         char name[64];
         if (i < 0) {
-            snprintf(name, sizeof name, "%dx1", build_docs);
+            snprintf(name, sizeof name, "%dx1", args.build_docs);
             if (xp_workload_make(name, 1.0, 1, &tmp, err, sizeof err)) xp_die("%s", err);
         } else {
             w = &ws[i];
@@ -313,16 +308,16 @@ int main(int argc, char **argv) {
         }
         size_t n = 0;
         double b, s, q;
-        time_build(w, 1, reps, &b, &s, &q, &n);
+        time_build(w, 1, args.reps, &b, &s, &q, &n);
         xp_row_begin(bt);
         xp_set_s(bt, "case", i < 0 ? "131072 one-token documents" : name);
-        if (i < 0 && build_docs != 131072) xp_set_s(bt, "case", name);
+        if (i < 0 && args.build_docs != 131072) xp_set_s(bt, "case", name);
         xp_set_i(bt, "items", (int64_t)n);
         xp_set_f(bt, "build_ms", b);
         xp_set_f(bt, "sort_ms", s);
         xp_set_f(bt, "qsort_ms", q);
         xp_set_f(bt, "total_ms", b + s);
-        xp_set_i(bt, "reps", reps);
+        xp_set_i(bt, "reps", args.reps);
         xp_row_end(bt);
         if (i < 0) xp_workload_free(&tmp);
         xp_progress_step(&pr, name);
@@ -331,7 +326,7 @@ int main(int argc, char **argv) {
 
     xp_out *f = xp_out_open(&o, argc, argv);
     if (!f) return 1;
-    xp_out_attr_i(f, "workers", W);
+    xp_out_attr_i(f, "workers", args.workers);
     xp_out_attr_i(f, "tile", tile_sz);
     xp_out_attr_s(f, "workloads", o.workloads);
     xp_out_attr_s(f, "cost_model", "fwd item = query tile m: m+1 key tiles; bwd item = key tile m: n-m query tiles");
