@@ -6,7 +6,8 @@
 # First, the accuracy driver's --backend cuda path, refactored in the same session (run_cuda now
 # shares its device setup with xp_cuda_fwd_*), not yet run on a GPU: accuracy_gpu's run (5 s)
 # must give the shipped file's O, dK, dV numbers (data/measured/h200/accuracy_gpu.h5, 469dffe) exactly
-# (dQ is reduce-added in no fixed order by default, so it may move in its last digits).
+# (dQ is reduce-added in no fixed order by default, so it may move in its last digits); then a
+# smoke run of the latency driver, whose option parsing was refactored in the same session.
 # Usage (device, repo root): FLAMIA_GIT_COMMIT=<hash> bash dev/thirty-seventh_osum.sh > $OUT/osum.log 2>&1
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 O=${OUT:-/tmp/flamia-out}
@@ -17,6 +18,11 @@ build/experiments/h5totsv "$O/accuracy_gpu_check.h5" /tmp/acc_new >/dev/null && 
   if cmp -s <(cut -f1-2,7,9,10,11,13,14 /tmp/acc_new/accuracy.tsv) <(cut -f1-2,7,9,10,11,13,14 /tmp/acc_old/accuracy.tsv); then
     echo "accuracy_gpu (check): O, dK, dV cosines and errors identical to the shipped file"
   else echo "accuracy_gpu (check): DIFFERS from the shipped file"; fi
+# the latency driver's options now go through xp_parse_options (same session): a smoke run
+timeout 120 build/experiments/latency/latency --workloads 16x1024 --recipes mxfp8 --passes fwd,bwd --pass-budget 1 \
+  --warmup 3 --iters 10 --o-sum-interval 8 --out "$O/latency_smoke.h5" --quiet
+echo "latency (smoke): rc=$?"
+build/experiments/h5totsv "$O/latency_smoke.h5" /tmp/lat_smoke >/dev/null && cat /tmp/lat_smoke/timings.tsv /tmp/lat_smoke/verify.tsv | cut -c1-200
 s=$SECONDS
 timeout 400 build/experiments/osum_ablation --backend cuda --scale 1.0 --seed 1 --out "$O/osum_ablation_gpu.h5"
 echo "osum_ablation: rc=$? $((SECONDS - s)) s"
