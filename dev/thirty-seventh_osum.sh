@@ -23,6 +23,9 @@ timeout 120 build/experiments/latency/latency --workloads 16x1024 --recipes mxfp
   --warmup 3 --iters 10 --o-sum-interval 8 --out "$O/latency_smoke.h5" --quiet
 echo "latency (smoke): rc=$?"
 build/experiments/h5totsv "$O/latency_smoke.h5" /tmp/lat_smoke >/dev/null && cat /tmp/lat_smoke/timings.tsv /tmp/lat_smoke/verify.tsv | cut -c1-200
+# the Python example's o-sum setter (added in the thirty-fifth session, --o-sum-interval in the thirty-sixth)
+timeout 120 python3 examples/torch_attention.py --lib build/kernels/libflamia.so --recipe mxfp8 --o-sum-interval 8
+echo "torch_attention.py --o-sum-interval 8: rc=$?"
 s=$SECONDS
 timeout 400 build/experiments/osum_ablation --backend cuda --scale 1.0 --seed 1 --out "$O/osum_ablation_gpu.h5"
 echo "osum_ablation: rc=$? $((SECONDS - s)) s"

@@ -167,6 +167,8 @@ def main():
     ap.add_argument("--heads", default="16,4", help="query heads, kv heads")
     ap.add_argument("--deterministic", action="store_true",
                     help="deterministic dQ; checks that a second backward gives the same dQ bits")
+    ap.add_argument("--o-sum-interval", type=int, default=None,
+                    help="the FP8 forward's O sum interval in key tiles (0 never; default the library's, 4)")
     args = ap.parse_args()
     fl = Flamia(args.lib)
     _LOADED[args.lib] = (fl, {})
@@ -188,6 +190,8 @@ def main():
 
     if args.deterministic:
         flamia_set_deterministic(True, lib=args.lib)
+    if args.o_sum_interval is not None:
+        flamia_set_o_sum_interval(args.o_sum_interval, lib=args.lib)
     o = flamia_attention(q, k, v, cu, max(lens), args.recipe, lib=args.lib)
     o.backward(do)
     grads = [x.grad.clone() for x in (q, k, v)]
