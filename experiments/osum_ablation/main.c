@@ -51,7 +51,8 @@ static void o_bias(const xp_workload *w, const float *o, double bias[NBANDS], do
     for (int b = 0; b < NBANDS; b++) bias[b] = cnt[b] > 0 ? sum[b] / cnt[b] : NAN;
 }
 
-/* --intervals: 0 and powers of two up to 64, the values flamia_cuda_set_o_sum_interval takes */
+/* --intervals: each value tried on flamia_cuda_set_o_sum_interval, the authority on what it
+ * takes (0 and powers of two up to 64), and the setting restored */
 static int parse_intervals(const char *s, int **out, int *n) {
     char **v = xp_split_list(s, n);
     if (!v || *n == 0) {
@@ -60,18 +61,21 @@ static int parse_intervals(const char *s, int **out, int *n) {
         return -1;
     }
     *out = xp_xmalloc(sizeof(int) * (size_t)*n);
+    const int initial = flamia_cuda_o_sum_interval();
     for (int i = 0; i < *n; i++) {
         int x;
-        if (xp_parse_int("--intervals", v[i], 0, 64, &x)) goto bad;
-        if (x & (x - 1)) {
-            fprintf(stderr, "error: --intervals: %d is neither 0 nor a power of two (1 .. 64)\n", x);
+        if (xp_parse_int("--intervals", v[i], -1000000, 1000000, &x)) goto bad;
+        if (flamia_cuda_set_o_sum_interval(x) != FLAMIA_OK) {
+            fprintf(stderr, "error: --intervals: %s\n", flamia_last_error());
             goto bad;
         }
         (*out)[i] = x;
     }
+    flamia_cuda_set_o_sum_interval(initial);
     xp_strv_free(v);
     return 0;
 bad:
+    flamia_cuda_set_o_sum_interval(initial);
     xp_strv_free(v);
     free(*out);
     *out = NULL;
