@@ -305,7 +305,7 @@ static void usage(const xp_opts *d) {
            "  --deterministic      deterministic dQ (flamia_cuda_set_deterministic); systems are\n"
            "                       named flamia-RECIPE-det\n"
            "  --o-sum-interval N   the FP8 forward adds O's accumulator into its FP32 sum every N key\n"
-           "                       tiles (flamia_cuda_set_o_sum_interval: 0 never, 1..64 powers of two;\n"
+           "                       tiles (flamia_cuda_set_o_sum_interval: 0 never, 2..64 powers of two;\n"
            "                       default the library's, 4); systems are named flamia-RECIPE-osumN\n");
     xp_print_common_usage(d);
 }

@@ -85,6 +85,10 @@ enum { KIND_BF16 = 0, KIND_BLOCK = 1, KIND_TOKEN = 2 }; /* bf16 | mxfp8 (32-toke
 #ifndef FLAMIA_SM90_FWD_O_FLUSH
 #define FLAMIA_SM90_FWD_O_FLUSH 4
 #endif
+/* the loop adds only on even key tiles (the unrolled pair's second step) */
+static_assert(FLAMIA_SM90_FWD_O_FLUSH == 0 || (FLAMIA_SM90_FWD_O_FLUSH >= 2 && FLAMIA_SM90_FWD_O_FLUSH <= 64 &&
+                                                (FLAMIA_SM90_FWD_O_FLUSH & (FLAMIA_SM90_FWD_O_FLUSH - 1)) == 0),
+              "FLAMIA_SM90_FWD_O_FLUSH: 0 or a power of two from 2 to 64");
 
 struct Params {
     const uint8_t *q8, *k8, *v8;
@@ -97,7 +101,7 @@ struct Params {
     int T, Hq, Hkv, group, causal;
     float c; /* softmax_scale * log2(e), FP32 */
     int use_tma; /* FP8: V^T, K and Q tiles by TMA (else cp.async and the shared-memory transpose) */
-    int o_flush; /* FP8 with TMA: O's accumulator added into its FP32 sum every o_flush key tiles (a power of two; 0: never) */
+    int o_flush; /* FP8 with TMA: O's accumulator added into its FP32 sum every o_flush key tiles (2..64, a power of two; 0: never) */
     int num_docs; /* work items: Hq x the batch's tile slots (sm90_tiles.cuh) */
     /* workspace fwd_work (header and bits zeroed before the launch; its words: sm90_launch.h):
      * the counters, a bit per item (set: in the list) and the list of items the split kernel
@@ -936,7 +940,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
         /* tile it: S(it) = Q K(it) and O += P(it-1) V(it-1) in flight together; the softmax
          * of S(it) runs while P V is on the tensor cores. P alternates between two register
          * sets (a register copy would serialize the wgmma pipeline: ptxas C7513). */
-        auto step = [&](int it, uint32_t(&pc)[NP], uint32_t(&pn)[NP]) {
+        auto step = [&](int it, uint32_t(&pc)[NP], uint32_t(&pn)[NP], bool may_flush) {
             const int gt = g + it, s = gt % S, sp = (gt - 1) % S;
             mbar_wait(smem_u32(&sFull[s]), (uint32_t)((gt / S) & 1));
             fence_proxy_async();
@@ -968,7 +972,10 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                     fs[hh] *= fo[hh];
                 }
             }
-            if (osum_on && (it & (p.o_flush - 1)) == 0) flush();
+            /* the interval is 0 or even, so only the pair's second step (even it) can be due:
+             * the addition blocks are compiled into that step alone (v43: the loop's code 6,528
+             * -> 6,008 SASS instructions, the sum's fixed cost gone; perf-notes) */
+            if (may_flush && osum_on && (it & (p.o_flush - 1)) == 0) flush();
         };
         auto last_pv = [&](uint32_t(&pc)[NP]) {
             const int sp = (g + nvis - 1) % S;
@@ -986,11 +993,11 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
         };
         int it = 1;
         for (; it + 1 < nvis; it += 2) {
-            step(it, pa, pb);
-            step(it + 1, pb, pa);
+            step(it, pa, pb, false);
+            step(it + 1, pb, pa, true);
         }
         if (it < nvis) {
-            step(it, pa, pb);
+            step(it, pa, pb, false);
             last_pv(pb);
         } else {
             last_pv(pa);
@@ -1141,7 +1148,7 @@ static cudaError_t launch_dbg(const Params &prm, const FwdMaps &map, const DbgOu
 /* 1: V^T by TMA (default); 0: the shared-memory transpose for every tile */
 int flamia_fwd_use_tma = 1;
 /* FP8 kinds: key tiles between the additions of O's wgmma accumulator into its FP32 sum in
- * shared memory (flamia_cuda_set_o_sum_interval; rounded down to a power of two; 0: O stays in
+ * shared memory (flamia_cuda_set_o_sum_interval; rounded down to a power of two >= 2; 0: O stays in
  * the accumulator, as it does without TMA, where the staging buffers hold V; numerics.md 8) */
 int flamia_fwd_o_flush = FLAMIA_SM90_FWD_O_FLUSH;
 /* 1: consumer ping-pong (default); 0: the two consumer warpgroups run freely */
@@ -1183,9 +1190,9 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
         prm.use_tma = flamia_tma_transposed_codes(&map.vt, ws + L.vt_codes, L.t_vpad, kD, P->heads_kv, kBN) &&
                       flamia_tma_perm_rows(&map.k, ws + L.k_codes, P->total_tokens, P->heads_kv * kD, 1) &&
                       flamia_tma_rows(&map.q, ws + L.q_codes, P->total_tokens, P->heads_q * kD);
-    prm.o_flush = 0; /* flamia_cuda_set_o_sum_interval admits 0 and powers of two; the dev harness sets it directly */
+    prm.o_flush = 0; /* flamia_cuda_set_o_sum_interval admits 0 and 2..64 powers of two; the dev harness sets it directly */
     const int o_flush = __atomic_load_n(&flamia_fwd_o_flush, __ATOMIC_RELAXED);
-    for (int f = 1; f > 0 && f <= o_flush; f <<= 1) prm.o_flush = f;
+    for (int f = 2; f <= o_flush && f <= 64; f <<= 1) prm.o_flush = f;
 }
 
 cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,

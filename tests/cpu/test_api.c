@@ -147,12 +147,12 @@ int main(void) {
     if (strstr(flamia_version_string(), "cuda")) {
         CHECK(flamia_cuda_set_deterministic(1) == FLAMIA_OK && flamia_cuda_deterministic() == 1, "deterministic on");
         CHECK(flamia_cuda_set_deterministic(0) == FLAMIA_OK && flamia_cuda_deterministic() == 0, "deterministic off");
-        /* the forward's O sum interval: 0 and powers of two to 64, else refused and unchanged */
+        /* the forward's O sum interval: 0 and powers of two from 2 to 64, else refused and unchanged */
         CHECK(flamia_cuda_o_sum_interval() == 4, "O sum interval default 4");
         CHECK(flamia_cuda_set_o_sum_interval(8) == FLAMIA_OK && flamia_cuda_o_sum_interval() == 8, "O sum interval 8");
         CHECK(flamia_cuda_set_o_sum_interval(0) == FLAMIA_OK && flamia_cuda_o_sum_interval() == 0, "O sum interval 0");
-        const int bad[] = {3, -1, 128, 6};
-        for (int i = 0; i < 4; i++)
+        const int bad[] = {3, -1, 128, 6, 1};
+        for (int i = 0; i < 5; i++)
             CHECK(flamia_cuda_set_o_sum_interval(bad[i]) == FLAMIA_ERR_INVALID && flamia_cuda_o_sum_interval() == 0 &&
                       strstr(flamia_last_error(), "key_tiles") != NULL,
                   "O sum interval refused");
