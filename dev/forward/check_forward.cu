@@ -14,7 +14,8 @@
  *   env FWD_DUMP=FILE writes O, lse and the row frames of the first call (before timing)
  *   so that two builds meant to compute the same bits can be compared with cmp.
  *   env O_FLUSH=n: key tiles between the additions of O's accumulator into its FP32 sum
- *   (forward.cu flamia_fwd_o_flush; 0: none, the kernel before the thirty-fifth session).
+ *   (forward.cu flamia_fwd_o_flush; 0: none, the kernel before the thirty-fifth session; 1 acts
+ *   as 0 for kernels since v43, which add on even key tiles only).
  *   env VMEAN=x adds x to every V element (nonzero-mean V: the FP8 accumulation's bias of O,
  *   numerics.md 8, hides under zero-mean V).
  *   env L_CODES=1: the sampled row reference takes l as the sum of the decoded P codes (the
@@ -64,6 +65,8 @@ int main(int argc, char **argv) {
     if (getenv("PINGPONG")) flamia_fwd_pingpong = atoi(getenv("PINGPONG"));
 #ifdef FLAMIA_SM90_FWD_O_FLUSH /* kernels since the thirty-fifth session */
     if (getenv("O_FLUSH")) flamia_fwd_o_flush = atoi(getenv("O_FLUSH")); /* tiles between O's FP32 additions (0: none) */
+    if (flamia_fwd_o_flush == 1) /* fwd_setup since v43 (99940d0) rounds to a power of two >= 2 */
+        fprintf(stderr, "note: O_FLUSH=1 means no sum for kernels since v43 (they add on even key tiles only)\n");
 #endif
 #endif
 
