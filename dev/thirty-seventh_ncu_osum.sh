@@ -14,4 +14,4 @@ for f in 0 4; do
 l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed,sm__cycles_elapsed.avg \
     dev/forward/bin/check_forward mxfp8 16x4096 16 16 1 none 2>&1 | grep -E "l1tex|sm__cycles" 
 done
-cd $O && tar czf ncu_osum.tgz ncu_osum* && rm -f ncu_osum0* ncu_osum4*
+cd $O && tar czf ncu_profiles.tgz ncu_osum0* ncu_osum4* && rm -f ncu_osum0* ncu_osum4*
