@@ -62,6 +62,13 @@ for arg in "$@"; do
   dir=$B/obj/$(basename $v .patch)/kernels/sm90 # where variant_src.sh put them
   header=""
   echo "$srcs" | grep -q '\.\(h\|cuh\)$' && header=1
+  # the unpatched backward headers beside the patched one too, so that their own quoted
+  # #include of it (backward_common.cuh includes backward_launch.h) finds the patched copy
+  if [ -n "$header" ]; then
+    for hd in $SPLIT_SRCS; do
+      case "$hd" in *.h|*.cuh) [ -f $dir/$(basename $hd) ] || cp $hd $dir/ ;; esac
+    done
+  fi
   objs=""
   for t in $BWD_TUS; do
     src=$dir/$t.cu

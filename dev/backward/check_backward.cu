@@ -17,6 +17,8 @@
  *   BWD_QMEAN=x / BWD_DOMEAN=x add x to every Q / dO element; CHECK full then also prints the
  *   gradients' signed error along the reference at document positions >= 1024 (a truncating
  *   FP8 accumulation shows there as a negative bias, numerics.md 8).
+ *   BWD_QSCALE=x multiplies Q by x (x = 40: row frames past the direct exponential's range,
+ *   the main kernel's split path).
  *   BWD_KEXP=e scales K by 2^e and the softmax scale by 2^-e (FP32 range of the kernels'
  *   intermediate products; mxfp8 only: mxfp8-exact's forward needs max|K| < 2^111).
  *
@@ -141,6 +143,10 @@ int main(int argc, char **argv) {
         for (auto &x : q) x = flamia_round_bf16(x + (float)atof(getenv("BWD_QMEAN")));
     if (getenv("BWD_DOMEAN"))
         for (auto &x : dout) x = flamia_round_bf16(x + (float)atof(getenv("BWD_DOMEAN")));
+    /* BWD_QSCALE=x: Q times x, so logits times x: x = 40 puts row frames past the direct
+     * exponential's range (m > 120, sm90_exp2.cuh), the split path of the main kernel */
+    if (getenv("BWD_QSCALE"))
+        for (auto &x : q) x = flamia_round_bf16(x * (float)atof(getenv("BWD_QSCALE")));
     /* BWD_KEXP=e: K x 2^e and the softmax scale x 2^-e (the same logits, K's exponents far
      * out; e = 118 is test_gpu_consistency's "wide range", where the backward's t once
      * overflowed). Exact: powers of two, BF16's range kept for |e| <= 118. */
@@ -293,6 +299,9 @@ int main(int argc, char **argv) {
         /* regions the backward writes itself stay poisoned */
         CK(cudaMemset(d_ws + L.qt_codes, 0xFF, L.dq_accum - L.qt_codes));
         CK(cudaMemset(d_ws + L.dq_accum, 0xFF, L.total - L.dq_accum));
+        /* fwd_work's header as every forward leaves it (cleared before its launch): the
+         * backward's split flag is one of its words (since v89), which bwd_pre_do sets */
+        CK(cudaMemset(d_ws + L.fwd_work, 0, 16));
         std::vector<uint16_t> ob(nq);
 #pragma omp parallel for
         for (long i = 0; i < (long)nq; i++) ob[i] = flamia_bf16_bits(o[i]);
