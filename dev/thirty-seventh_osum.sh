@@ -11,13 +11,7 @@
 # Usage (device, repo root): FLAMIA_GIT_COMMIT=<hash> bash dev/thirty-seventh_osum.sh > $OUT/osum.log 2>&1
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 O=${OUT:-/tmp/flamia-out}
-timeout 100 build/experiments/accuracy --backend cuda --scale 0.0625 --seed 1 --heads 8 --out "$O/accuracy_gpu_check.h5" --quiet
-echo "accuracy_gpu (check): rc=$?"
-build/experiments/h5totsv "$O/accuracy_gpu_check.h5" /tmp/acc_new >/dev/null && \
-  build/experiments/h5totsv data/measured/h200/accuracy_gpu.h5 /tmp/acc_old >/dev/null && \
-  if cmp -s <(cut -f1-2,7,9,10,11,13,14 /tmp/acc_new/accuracy.tsv) <(cut -f1-2,7,9,10,11,13,14 /tmp/acc_old/accuracy.tsv); then
-    echo "accuracy_gpu (check): O, dK, dV cosines and errors identical to the shipped file"
-  else echo "accuracy_gpu (check): DIFFERS from the shipped file"; fi
+bash dev/accuracy_gpu_check.sh
 # the latency driver's options now go through xp_parse_options (same session): a smoke run
 timeout 120 build/experiments/latency/latency --workloads 16x1024 --recipes mxfp8 --passes fwd,bwd --pass-budget 1 \
   --warmup 3 --iters 10 --o-sum-interval 8 --out "$O/latency_smoke.h5" --quiet
