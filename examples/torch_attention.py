@@ -140,7 +140,8 @@ def flamia_set_deterministic(on, lib=None):
 
 def flamia_set_o_sum_interval(key_tiles, lib=None):
     """the FP8 forward adds its O accumulator into an FP32 sum every key_tiles key tiles (default 4;
-    0 never: the tensor core's accumulation biases O low on long rows, docs/numerics.md 8);
+    0 never: the tensor core's accumulation biases O low on long rows, docs/numerics.md 8;
+    2, 8, 16, 32 or 64 otherwise);
     process-wide, read when a call is enqueued"""
     fl, _ = _loaded(lib)
     fl.check(fl.lib.flamia_cuda_set_o_sum_interval(int(key_tiles)), "flamia_cuda_set_o_sum_interval")
@@ -168,7 +169,7 @@ def main():
     ap.add_argument("--deterministic", action="store_true",
                     help="deterministic dQ; checks that a second backward gives the same dQ bits")
     ap.add_argument("--o-sum-interval", type=int, default=None,
-                    help="the FP8 forward's O sum interval in key tiles (0 never; default the library's, 4)")
+                    help="the FP8 forward's O sum interval in key tiles (0 never, 2..64 powers of two; default the library's, 4)")
     args = ap.parse_args()
     fl = Flamia(args.lib)
     _LOADED[args.lib] = (fl, {})
