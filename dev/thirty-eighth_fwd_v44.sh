@@ -1,0 +1,17 @@
+#!/bin/bash
+# Prepared in the thirty-seventh session for the next (~2.5 min; carry dev/forward/bin, built
+# here: check_forward = 99940d0's kernel, check_v44_osum_under_qk, check_v46_osum_under_qk_tail;
+# `sh dev/forward/build.sh dev/forward/v44_osum_under_qk.patch dev/forward/v46_osum_under_qk_tail.patch`
+# if missing): which of v44 (the O sum's addition under the next step's Q K product; the
+# item's last segment up to interval + 2 tiles) and v46 (v44 plus the tail step's addition:
+# up to interval + 1) to promote. The V = 1 bias by position, then compare.sh (reference
+# checks; bytes will differ from 99940d0's where a last addition moved; timing, two rounds).
+# Usage (device, repo root): bash dev/thirty-eighth_fwd_v44.sh > $OUT/fwd_v44.log 2>&1
+export OMP_NUM_THREADS=16
+B=dev/forward/bin
+V="check_forward check_v44_osum_under_qk check_v46_osum_under_qk_tail"
+for b in $V; do
+  VPAT=ones timeout 60 $B/$b mxfp8 2x8192 4 4 1 none 2>&1 | grep "VPAT=ones" | sed "s/^/$b: /"
+  VPAT=ones timeout 60 $B/$b mxfp8 rand20000:3 4 4 1 none 2>&1 | grep "VPAT=ones" | sed "s/^/$b rand20000:3: /"
+done
+BYTES=0 WORKLOADS="16x4096 16 16 1|16x1024 16 16 1|rand65536:5 16 16 1" bash dev/forward/compare.sh $V
