@@ -293,8 +293,13 @@ int main(void) {
         cu_from_lens(lens, 1, cu);
         g_v_mean = 1.0;
         run_case("one document of 3000, V mean 1", p, 0, 1, cu, 1, 2, 1, 128, 1.0, 1.0, 0, &r);
-        if (pi < 2) { /* what the case guards against: the same without the FP32 sum */
+        if (pi < 2) {
             const int keep = flamia_cuda_o_sum_interval();
+            /* the shortest interval (an addition on every even key tile, the most of them): held
+             * to every bound of the default's */
+            FL(flamia_cuda_set_o_sum_interval(2));
+            run_case("one document of 3000, V mean 1, O sum every 2", p, 0, 1, cu, 1, 2, 1, 128, 1.0, 1.0, 0, &r);
+            /* what the case guards against: the same without the FP32 sum */
             FL(flamia_cuda_set_o_sum_interval(0));
             g_diagnostic = 1;
             run_case("one document of 3000, V mean 1, no O sum", p, 0, 1, cu, 1, 2, 1, 128, 1.0, 1.0, 0, &r);
