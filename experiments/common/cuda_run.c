@@ -172,11 +172,6 @@ fail:
     return rv;
 }
 
-static int cmp_float(const void *a, const void *b) {
-    const float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 struct xp_cuda_fwd {
     dev_fwd d;
     const flamia_recipe *rc;
@@ -204,7 +199,7 @@ void xp_cuda_fwd_close(xp_cuda_fwd *h) {
 int xp_cuda_fwd_run(xp_cuda_fwd *h, int warmup, int iters, double *ms) {
     int rv = -1;
     cudaEvent_t ev[2] = {NULL, NULL};
-    float *times = xp_xmalloc(sizeof(float) * (size_t)(iters > 0 ? iters : 1));
+    double *times = xp_xmalloc(sizeof(double) * (size_t)(iters > 0 ? iters : 1));
     CK(cudaEventCreate(&ev[0]));
     CK(cudaEventCreate(&ev[1]));
     for (int i = 0; i < warmup + iters || i == 0; i++) { /* at least one call */
@@ -213,16 +208,13 @@ int xp_cuda_fwd_run(xp_cuda_fwd *h, int warmup, int iters, double *ms) {
         if (i >= warmup && iters > 0) {
             CK(cudaEventRecord(ev[1], NULL));
             CK(cudaEventSynchronize(ev[1]));
-            CK(cudaEventElapsedTime(&times[i - warmup], ev[0], ev[1]));
+            float t;
+            CK(cudaEventElapsedTime(&t, ev[0], ev[1]));
+            times[i - warmup] = t;
         }
     }
     CK(cudaDeviceSynchronize());
-    if (iters > 0) {
-        qsort(times, (size_t)iters, sizeof *times, cmp_float);
-        *ms = iters % 2 ? times[iters / 2] : 0.5 * ((double)times[iters / 2 - 1] + times[iters / 2]);
-    } else {
-        *ms = NAN;
-    }
+    *ms = iters > 0 ? xp_median(times, (size_t)iters) : NAN;
     rv = 0;
 fail:
     if (ev[0]) cudaEventDestroy(ev[0]);

@@ -142,6 +142,16 @@ void xp_strv_free(char **v) {
     free(v);
 }
 
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double xp_median(double *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 char **xp_recipe_names(const char *recipes, int *n) {
     if (recipes) return xp_split_list(recipes, n);
     int k = 0;

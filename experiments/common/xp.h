@@ -113,6 +113,9 @@ int xp_parse_int(const char *what, const char *s, long lo, long hi, int *out);
 /* Splits a comma list into a NULL-terminated array of strings (free with xp_strv_free). */
 char **xp_split_list(const char *s, int *n);
 void xp_strv_free(char **v);
+/* The median of v[0..n), n >= 1 (the mean of the middle two when n is even); sorts v in
+ * place, so v[0] is then the minimum. */
+double xp_median(double *v, size_t n);
 /* The recipe list of --recipes, or every preset when it is NULL (free with xp_strv_free). */
 char **xp_recipe_names(const char *recipes, int *n);
 

@@ -103,11 +103,6 @@ static void do_graph(call_ctx *c) {
     c->graph_err = e == cudaSuccess ? NULL : cudaGetErrorString(e);
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Median and min (ms) of event-timed calls after warm-up; NaN if a call fails; *n_timed says
  * how many were timed. The first warm-up call is timed too: when warm-up + iters calls of that
  * cost exceed budget_s (the plain FP32 backward takes seconds a call on the big workloads),
@@ -152,8 +147,7 @@ static double time_calls(void (*fn)(call_ctx *), call_ctx *c, int warmup, int it
         CUDA_OK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
         t[i] = ms;
     }
-    qsort(t, (size_t)n, sizeof(double), cmp_double);
-    med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    med = xp_median(t, (size_t)n);
     if (min_ms) *min_ms = t[0];
     *n_timed = n;
 out:
@@ -471,8 +465,7 @@ int main(int argc, char **argv) {
             CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
             if (i >= 3) t[i - 3] = ms;
         }
-        qsort(t, 20, sizeof(double), cmp_double);
-        double med = 0.5 * (t[9] + t[10]);
+        double med = xp_median(t, 20);
         copy_gbps = 2.0 * (double)cb / (med * 1e-3) / 1e9;
         xp_row_begin(tc);
         xp_set_f(tc, "bytes", 2.0 * (double)cb);
