@@ -52,7 +52,7 @@ static void o_bias(const xp_workload *w, const float *o, double bias[NBANDS], do
 }
 
 /* --intervals: each value tried on flamia_cuda_set_o_sum_interval, the authority on what it
- * takes (0 and powers of two up to 64), and the setting restored */
+ * takes (0 and powers of two from 2 to 64), and the setting restored */
 static int parse_intervals(const char *s, int **out, int *n) {
     char **v = xp_split_list(s, n);
     if (!v || *n == 0) {
