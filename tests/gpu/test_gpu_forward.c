@@ -66,8 +66,9 @@ static int g_zero_v_starts;
  * an FP32 sum every flamia_cuda_o_sum_interval() key tiles; the case bounds O's signed error against
  * the reference, sum(O - O_ref) / sum |O_ref| over the rows at document positions >= 1024, by
  * kFwdBias = 2^-7: the reference rounds to nearest (no bias of its own), and the H200 measured
- * -0.35 % at positions >= 2048 with V = 1 and a flush every 4 tiles, -0.14 % every tile (the
- * truncation inside one tile's four k = 32 products), -5.0 % without the sum. */
+ * -0.35 % at positions >= 2048 with V = 1 and a flush every 4 tiles, -0.19 % every 2, -0.14 %
+ * every tile (before v43, which dropped that interval: the truncation inside one tile's four
+ * k = 32 products), -5.0 % without the sum. */
 static double g_v_mean;
 static const double kFwdBias = 0x1p-7;
 /* Set for a diagnostic run: printed, not asserted (the V + 1 case without the FP32 sum) */
