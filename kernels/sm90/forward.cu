@@ -85,7 +85,7 @@ enum { KIND_BF16 = 0, KIND_BLOCK = 1, KIND_TOKEN = 2 }; /* bf16 | mxfp8 (32-toke
 #ifndef FLAMIA_SM90_FWD_O_FLUSH
 #define FLAMIA_SM90_FWD_O_FLUSH 4
 #endif
-/* the loop adds only on even key tiles (the unrolled pair's second step) */
+/* the loop adds after even key tiles only (in the odd steps that follow them) */
 static_assert(FLAMIA_SM90_FWD_O_FLUSH == 0 || (FLAMIA_SM90_FWD_O_FLUSH >= 2 && FLAMIA_SM90_FWD_O_FLUSH <= 64 &&
                                                 (FLAMIA_SM90_FWD_O_FLUSH & (FLAMIA_SM90_FWD_O_FLUSH - 1)) == 0),
               "FLAMIA_SM90_FWD_O_FLUSH: 0 or a power of two from 2 to 64");
@@ -950,6 +950,17 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             wgmma_fence();
             issue_qk<KIND>(sacc, sQa, stageK(s), cw);
             wgmma_commit();
+            /* the addition due after tile it - 1 (even) runs here, under this step's Q K
+             * product and before the P V that writes oacc again: its shared-memory bytes
+             * overlap the tensor cores instead of stalling the warpgroup's own path (v46:
+             * -4 % at 16x4096; perf-notes). Only odd steps have the code (the pair's first and
+             * the tail step), so one due right before the last P V is left to the epilogue:
+             * an item's last segment spans up to interval + 1 tiles (numerics.md 8). */
+            if (may_flush && osum_on && it > 1 && ((it - 1) & (p.o_flush - 1)) == 0) {
+                flush();
+                reg_fence(oacc);
+                wgmma_fence();
+            }
             issue_pv<KIND>(oacc, pc, stageV(sp), p);
             wgmma_commit();
             sched_done();
@@ -972,10 +983,6 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                     fs[hh] *= fo[hh];
                 }
             }
-            /* the interval is 0 or even, so only the pair's second step (even it) can be due:
-             * the addition blocks are compiled into that step alone (v43: the loop's code 6,528
-             * -> 6,008 SASS instructions, the sum's fixed cost gone; perf-notes) */
-            if (may_flush && osum_on && (it & (p.o_flush - 1)) == 0) flush();
         };
         auto last_pv = [&](uint32_t(&pc)[NP]) {
             const int sp = (g + nvis - 1) % S;
@@ -993,11 +1000,11 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
         };
         int it = 1;
         for (; it + 1 < nvis; it += 2) {
-            step(it, pa, pb, false);
-            step(it + 1, pb, pa, true);
+            step(it, pa, pb, true);
+            step(it + 1, pb, pa, false);
         }
         if (it < nvis) {
-            step(it, pa, pb, false);
+            step(it, pa, pb, true);
             last_pv(pb);
         } else {
             last_pv(pa);
