@@ -950,8 +950,8 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             wgmma_fence();
             issue_qk<KIND>(sacc, sQa, stageK(s), cw);
             wgmma_commit();
-            /* the addition due after tile it - 1 (even) runs here, under this step's Q K
-             * product and before the P V that writes oacc again: its shared-memory bytes
+            /* the addition due once it - 1 key tiles (an even count) have gone into O runs here,
+             * under this step's Q K product and before the P V that writes oacc again: its bytes
              * overlap the tensor cores instead of stalling the warpgroup's own path (v46:
              * -4 % at 16x4096; perf-notes). Only odd steps have the code (the pair's first and
              * the tail step), so one due right before the last P V is left to the epilogue:
