@@ -11,12 +11,8 @@
 # differ where a last addition moved), then v47's bytes against v44's.
 # Usage (device, repo root): bash dev/thirty-eighth_fwd_v44.sh > $OUT/fwd_v44.log 2>&1
 export OMP_NUM_THREADS=16
-B=dev/forward/bin
 V="check_forward check_v44_osum_under_qk check_v46_osum_under_qk_tail check_v47_osum_turn_early"
-for b in $V; do
-  VPAT=ones timeout 60 $B/$b mxfp8 2x8192 4 4 1 none 2>&1 | grep "VPAT=ones" | sed "s/^/$b: /"
-  VPAT=ones timeout 60 $B/$b mxfp8 rand20000:3 4 4 1 none 2>&1 | grep "VPAT=ones" | sed "s/^/$b rand20000:3: /"
-done
+bash dev/forward/bias_by_position.sh $V
 BYTES=0 WORKLOADS="16x4096 16 16 1|16x1024 16 16 1|rand65536:5 16 16 1" bash dev/forward/compare.sh $V
 CHECK=0 WORKLOADS="16x4096 16 16 1" bash dev/forward/compare.sh check_v44_osum_under_qk check_v47_osum_turn_early \
   | grep -E "same bytes|DIFFERS"

@@ -8,12 +8,8 @@
 # default interval (4) checks and timing; 4. interval 8, timing.
 # Usage (device, repo root): bash dev/thirty-ninth_fwd_v48.sh > $OUT/fwd_v48.log 2>&1
 export OMP_NUM_THREADS=16
-B=dev/forward/bin
 V="check_forward check_v48_osum_halves"
-for b in $V; do
-  VPAT=ones timeout 60 $B/$b mxfp8 2x8192 4 4 1 none 2>&1 | grep "VPAT=ones" | sed "s/^/$b: /"
-  VPAT=ones timeout 60 $B/$b mxfp8 rand20000:3 4 4 1 none 2>&1 | grep "VPAT=ones" | sed "s/^/$b rand20000:3: /"
-done
+bash dev/forward/bias_by_position.sh $V
 echo "== interval 2 (v48 = v46 expected: same bytes)"
 O_FLUSH=2 WORKLOADS="16x4096 16 16 1" bash dev/forward/compare.sh $V
 echo "== interval 4 (default)"
