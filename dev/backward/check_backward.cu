@@ -217,7 +217,6 @@ int main(int argc, char **argv) {
     sh.causal = causal;
     sh.softmax_scale = P.softmax_scale;
     sh.max_seqlen = maxlen;
-    long frame_mis = 0;
     const bool full = !strcmp(check, "full");
     if (getenv("GPU_FWD")) {
         /* the library's quantize and forward fill the workspace (timing runs) */
@@ -397,7 +396,6 @@ int main(int argc, char **argv) {
                "dV %.1e",
                cq.rel, cq.maxrel, cq.cos, ck.rel, ck.maxrel, ck.cos, cv.rel, cv.maxrel, cv.cos, cq.rel64, ck.rel64,
                cv.rel64);
-    (void)frame_mis;
     printf(" | unwritten=%ld err=%d %s", unwritten, err_flag, strcmp(check, "none") ? (ok ? "PASS" : "FAIL") : (ok ? "written" : "FAIL"));
     if (reps > 0) printf(" | bwd %.3f ms %.1f TFLOP/s", ms, bwd_flops / ms / 1e9);
     printf("\n");
