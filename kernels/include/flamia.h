@@ -212,10 +212,11 @@ int flamia_cuda_deterministic(void); /* the current setting, 0 or 1 */
  * P V below FP32 accuracy, dropping the low bits of small new terms against a large running
  * O, so O comes out biased low on long rows where V has a nonzero mean. The forward adds its
  * accumulator into an FP32 sum every key_tiles key tiles of 128 and restarts it: 4 (the
- * default) leaves -0.35 % at document positions 2048-8191 with V = 1, for +8 % of the
- * forward's time at 16x4096 (H200); 2, 8, 16, 32, 64 trade the other way; 0 never adds
- * (the tensor core alone: -5 % there). Anything else, 1 included (the kernel adds on even key
- * tiles only): FLAMIA_ERR_INVALID, setting unchanged.
+ * default) leaves -0.35 % at document positions 2048-8191 with V = 1, for +4 % of the
+ * forward's time at 16x4096 (H200; an addition due right before an item's last key tile is
+ * left to the final one); 2, 8, 16, 32, 64 trade the other way; 0 never adds (the tensor core
+ * alone: -5 % there). Anything else, 1 included (the kernel adds after even key tiles only):
+ * FLAMIA_ERR_INVALID, setting unchanged.
  * Process-wide; read when a forward is enqueued (a captured graph keeps the value it was
  * captured with). FLAMIA_ERR_UNSUPPORTED without CUDA. */
 flamia_status flamia_cuda_set_o_sum_interval(int key_tiles);
