@@ -351,8 +351,7 @@ int flamia_cuda_deterministic(void) { return __atomic_load_n(&g_deterministic, _
 
 extern int flamia_fwd_o_flush; /* forward.cu: read by fwd_setup when a forward is enqueued */
 flamia_status flamia_cuda_set_o_sum_interval(int key_tiles) {
-    /* no 1: the forward's loop adds on even key tiles only (forward.cu, v43) */
-    if (key_tiles < 0 || key_tiles == 1 || key_tiles > 64 || (key_tiles & (key_tiles - 1)))
+    if (!FLAMIA_SM90_O_SUM_INTERVAL_OK(key_tiles))
         return flamia_fail(FLAMIA_ERR_INVALID,
                            "flamia_cuda_set_o_sum_interval: key_tiles = %d (0, 2, 4, 8, 16, 32 or 64)", key_tiles);
     __atomic_store_n(&flamia_fwd_o_flush, key_tiles, __ATOMIC_RELAXED);

@@ -86,9 +86,7 @@ enum { KIND_BF16 = 0, KIND_BLOCK = 1, KIND_TOKEN = 2 }; /* bf16 | mxfp8 (32-toke
 #define FLAMIA_SM90_FWD_O_FLUSH 4
 #endif
 /* the loop adds after even key tiles only (in the odd steps that follow them) */
-static_assert(FLAMIA_SM90_FWD_O_FLUSH == 0 || (FLAMIA_SM90_FWD_O_FLUSH >= 2 && FLAMIA_SM90_FWD_O_FLUSH <= 64 &&
-                                                (FLAMIA_SM90_FWD_O_FLUSH & (FLAMIA_SM90_FWD_O_FLUSH - 1)) == 0),
-              "FLAMIA_SM90_FWD_O_FLUSH: 0 or a power of two from 2 to 64");
+static_assert(FLAMIA_SM90_O_SUM_INTERVAL_OK(FLAMIA_SM90_FWD_O_FLUSH), "FLAMIA_SM90_FWD_O_FLUSH: 0 or a power of two from 2 to 64");
 
 struct Params {
     const uint8_t *q8, *k8, *v8;

@@ -2,7 +2,7 @@
  * sm90_launch.h - the contract between the C API plumbing (cuda_api.cu) and the
  * Hopper kernels (quantize.cu, forward.cu, backward*.cu): the problem
  * description after validation and the workspace layout both sides index.
- * Included from CUDA C++ only.
+ * Included from CUDA C++ and from the gpu tests (C).
  */
 #ifndef FLAMIA_SM90_LAUNCH_H
 #define FLAMIA_SM90_LAUNCH_H
@@ -14,6 +14,11 @@
 /* The one head dim the backward kernels take (quantize and forward also take 64); the
  * training calls refuse the others before anything is enqueued (cuda_api.cu prepare). */
 #define FLAMIA_SM90_BWD_HEAD_DIM 128
+
+/* The forward's O-sum intervals in key tiles (flamia_cuda_set_o_sum_interval, numerics.md 8):
+ * 0 (never) or a power of two from 2 to 64; not 1, since the forward's loop adds after even key
+ * tiles only (forward.cu). The API's check and forward.cu's compile-time default both ask here. */
+#define FLAMIA_SM90_O_SUM_INTERVAL_OK(n) ((n) == 0 || ((n) >= 2 && (n) <= 64 && ((n) & ((n)-1)) == 0))
 
 /* Which function the kernels compute (docs/numerics.md section 6). */
 enum flamia_sm90_kind {
