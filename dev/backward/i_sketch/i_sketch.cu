@@ -41,6 +41,15 @@
 #ifndef I_DESYNC
 #define I_DESYNC I_PINGPONG
 #endif
+#ifndef I_NO_BAR /* floor probes: the sub-step's barriers, proxy fences, dK scaling FMAs out */
+#define I_NO_BAR 0
+#endif
+#ifndef I_NO_FENCE
+#define I_NO_FENCE 0
+#endif
+#ifndef I_NO_SCALE
+#define I_NO_SCALE 0
+#endif
 #ifndef I_THREADS
 #define I_THREADS 512
 #endif
@@ -219,7 +228,7 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
             const unsigned u = __reduce_max_sync(0xffffffffu, __float_as_uint(m));
             float *sAmax = (float *)(smem + kAmax);
             if (lane == 0) sAmax[wg * 4 + wq] = __uint_as_float(u);
-            bar_named(1 + wg, 128);
+            if (!I_NO_BAR) bar_named(1 + wg, 128);
             const float a = fmaxf(sAmax[wg * 4 + (wq & 2)], sAmax[wg * 4 + (wq | 1)]);
             const int e = flamia_fmt_block_exponent(a, 0);
             const float inv = a > 0.f ? flamia_pow2f(-e) : 0.f;
@@ -257,8 +266,8 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
             slot[1] = make_uint4(pa[4], pa[5], pa[6], pa[7]);
             slot[2] = make_uint4(pk[0], pk[1], pk[2], pk[3]);
             ((float *)(smem + kAmax))[512 + tid] = dkf;
-            fence_proxy_async();
-            bar_named(5 + kh, 256);
+            if (!I_NO_FENCE) fence_proxy_async();
+            if (!I_NO_BAR) bar_named(5 + kh, 256);
             const uint4 ppa0 = peer[0], ppa1 = peer[1], ppk = peer[2];
             const float pdkf = ((const float *)(smem + kAmax))[512 + (tid ^ 128)];
             /* dV += P^T dO over the 64 queries (4 k=16 steps, mine and the partner's in query order) */
@@ -292,7 +301,7 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
                 reg_fence(tk);
                 const float f = b == qh ? dkf : pdkf;
 #pragma unroll
-                for (int x = 0; x < 32; x++) dkacc[x] = fmaf(tk[x], f, dkacc[x]);
+                for (int x = 0; x < 32; x++) dkacc[x] = I_NO_SCALE ? dkacc[x] + tk[x] : fmaf(tk[x], f, dkacc[x]);
             }
             reg_fence(dvacc);
 #if I_DESYNC /* probe: each key half's pair computes dQ over its own 64 keys (dims 64 qh..), no CTA barrier */
@@ -313,7 +322,7 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
             }
             continue;
 #endif
-            __syncthreads(); /* dQ's operand holds all four warpgroups' dS */
+            if (!I_NO_BAR) __syncthreads(); /* dQ's operand holds all four warpgroups' dS */
             float dqacc[16];
 #pragma unroll
             for (int c = 0; c < 2; c++) {
@@ -341,7 +350,7 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
                     *(float2 *)(st + r * 128 + ((((8 * j + 2 * tq) >> 2) ^ (r & 7)) << 4) + ((2 * tq) & 3) * 4) =
                         make_float2(dqacc[4 * j + 2 * hh], dqacc[4 * j + 2 * hh + 1]);
             }
-            fence_proxy_async();
+            if (!I_NO_FENCE) fence_proxy_async();
             __syncwarp();
             if (lane == 0 && !I_NO_ADDS) tma_add(&tm_dq, smem_u32(st + wq * 16 * 128), 32 * wg, h, tok0 + h2 * 64 + wq * 16);
         }
