@@ -15,7 +15,12 @@
  * shared-memory slot (both warpgroups have the same thread -> fragment map). dQ: warpgroup w
  * computes dims 32 w..32 w + 31 (m64n32) over the tile's 128 keys after the CTA barrier.
  * Accumulators a thread: dK 32 + dV 32 (today's kernel: 64 + 64).
- * Build (prints the counts): sh dev/backward/i_sketch/regs.sh
+ * Build (prints the counts): sh dev/backward/i_sketch/regs.sh; the timing binary with any of the
+ * probe switches below, e.g. nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
+ * --expt-relaxed-constexpr -Ikernels/include -Ikernels/formats -Ikernels/sm90 -DI_NO_MMA=1
+ * dev/backward/i_sketch/i_sketch.cu -o dev/backward/bin/i_sketch_nomma, run on the device (~1 s).
+ * Measured (fortieth session, docs/perf-notes.md "Backward kernel"): 7.62 ms at 16x4096, as long
+ * as today's main kernel; the parts barely overlap; without barriers and fences 6.67 ms.
  */
 #ifndef I_DV_WAIT
 #define I_DV_WAIT 1
@@ -35,10 +40,10 @@
 #ifndef I_NO_STAGE /* probe: no dQ staging, fence or adds */
 #define I_NO_STAGE 0
 #endif
-#ifndef I_PINGPONG
+#ifndef I_PINGPONG /* probe: the key halves take turns issuing S^T / dP^T (implies I_DESYNC) */
 #define I_PINGPONG 0
 #endif
-#ifndef I_DESYNC
+#ifndef I_DESYNC /* probe: dQ per key half after a pair barrier, no CTA barrier, no staging */
 #define I_DESYNC I_PINGPONG
 #endif
 #ifndef I_NO_BAR /* floor probes: the sub-step's barriers, proxy fences, dK scaling FMAs out */
