@@ -120,11 +120,6 @@ static double makespan_dynamic(const item *it, size_t n, int W) {
     return worst;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* median build / sort times (ms) of the natural list of one pass */
 static void time_build(const xp_workload *w, int heads, int reps, double *build_ms, double *sort_ms,
                        double *qsort_ms, size_t *n_items) {
@@ -148,12 +143,9 @@ static void time_build(const xp_workload *w, int heads, int reps, double *build_
         free(it);
         free(out);
     }
-    qsort(tb, (size_t)reps, sizeof(double), cmp_double);
-    qsort(ts, (size_t)reps, sizeof(double), cmp_double);
-    qsort(tq, (size_t)reps, sizeof(double), cmp_double);
-    *build_ms = tb[reps / 2];
-    *sort_ms = ts[reps / 2];
-    *qsort_ms = tq[reps / 2];
+    *build_ms = xp_median(tb, (size_t)reps);
+    *sort_ms = xp_median(ts, (size_t)reps);
+    *qsort_ms = xp_median(tq, (size_t)reps);
     free(tb);
     free(ts);
     free(tq);
