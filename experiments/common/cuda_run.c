@@ -3,9 +3,10 @@
  * Converts the float inputs to BF16, runs flamia_cuda_quantize -> forward -> backward on
  * the current GPU, and returns the outputs as floats (exact BF16 values). Built with CUDA
  * only when meson found it (XP_HAVE_CUDA); otherwise --backend cuda is refused earlier by
- * xp_opts_finish (flamia_cuda_available() is 0). Where the sm_90 backward refuses the shape
- * (FLAMIA_ERR_UNSUPPORTED: it takes head_dim 128 only) the call is forward-only: dQ, dK, dV
- * come back as NaN and xp_run returns 1. First run on an H200 in the eighteenth session
+ * xp_opts_finish (flamia_cuda_available() is 0). Where the sm_90 backward refuses a shape the
+ * forward took (FLAMIA_ERR_UNSUPPORTED; none today: both take head_dim 128 only, and the forward
+ * refuses the others itself) the call is forward-only: dQ, dK, dV come back as NaN and xp_run
+ * returns 1. First run on an H200 in the eighteenth session
  * (dev/eighteenth_drivers.sh; the *_gpu experiments of pipelines/config.yaml).
  * xp_cuda_fwd_*: the forward alone on inputs quantized once, timed by CUDA events (osum_ablation).
  */

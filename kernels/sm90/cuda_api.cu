@@ -154,21 +154,35 @@ int qkt_in_quantize() {
     return moved_out_of_backward("FLAMIA_SM90_QKT", &v);
 }
 
+/* Which kernels a call runs: its recipe and head-dim checks depend on it */
+enum api_call {
+    CALL_QUANTIZE, /* quantize alone (and the workspace query): head_dim 64 or 128 */
+    CALL_FORWARD,  /* the forward: head_dim 128 */
+    CALL_TRAINING  /* the backward too: head_dim 128, and a recipe a training call may use */
+};
+
 /* Recipe + shape + device -> validated problem. */
-flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape *s, int training,
+flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape *s, enum api_call call,
                       flamia_sm90_problem *P) {
+    const int training = call == CALL_TRAINING;
     if (!r) return flamia_fail(FLAMIA_ERR_INVALID, "%s: recipe is NULL", fn);
     if (!s) return flamia_fail(FLAMIA_ERR_INVALID, "%s: shape is NULL", fn);
     flamia_status st = flamia_recipe_validate(r, training);
     if (st) return st;
     if ((st = flamia_shape_check_dims(s))) return st;
     /* refused here, before a training call enqueues its quantize and forward (which would
-     * write o and lse) for a backward that cannot run */
+     * write o and lse) for a backward that cannot run, and before any device check, so that a
+     * forward's refusal names the head dim (the kernel's own refusal was a bare CUDA error) */
     if (training && s->head_dim != FLAMIA_SM90_BWD_HEAD_DIM)
         return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
-                           "%s: head_dim %d: the sm_90 backward (and so the training call) takes head_dim %d "
-                           "only; quantize and forward also take 64",
+                           "%s: head_dim %d: the sm_90 forward and backward (and so the training call) take "
+                           "head_dim %d only; flamia_cuda_quantize also takes 64, the CPU reference both",
                            fn, s->head_dim, FLAMIA_SM90_BWD_HEAD_DIM);
+    if (call == CALL_FORWARD && s->head_dim != FLAMIA_SM90_FWD_HEAD_DIM)
+        return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
+                           "%s: head_dim %d: the sm_90 forward takes head_dim %d only; flamia_cuda_quantize "
+                           "also takes 64, the CPU reference both",
+                           fn, s->head_dim, FLAMIA_SM90_FWD_HEAD_DIM);
     if (s->max_seqlen < 1 || s->max_seqlen > s->total_tokens)
         return flamia_fail(FLAMIA_ERR_INVALID,
                            "%s: shape.max_seqlen %d must be the longest document's length, in [1, total_tokens=%d] "
@@ -295,7 +309,7 @@ flamia_status flamia_cuda_workspace_size(const flamia_recipe *r, const flamia_sh
     static const char fn[] = "flamia_cuda_workspace_size";
     if (!bytes) return flamia_fail(FLAMIA_ERR_INVALID, "%s: bytes is NULL", fn);
     flamia_sm90_problem P = {};
-    flamia_status st = prepare(fn, r, s, 0, &P);
+    flamia_status st = prepare(fn, r, s, CALL_QUANTIZE, &P);
     if (st) return st;
     *bytes = flamia_sm90_layout_of(&P).total;
     return FLAMIA_OK;
@@ -306,7 +320,7 @@ flamia_status flamia_cuda_quantize(const flamia_recipe *r, const flamia_shape *s
     static const char fn[] = "flamia_cuda_quantize";
     flamia_sm90_problem P = {};
     flamia_status st;
-    if ((st = prepare(fn, r, s, 0, &P)) || (st = check_inputs(fn, s, q, k, v)) ||
+    if ((st = prepare(fn, r, s, CALL_QUANTIZE, &P)) || (st = check_inputs(fn, s, q, k, v)) ||
         (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_pending(fn)))
         return st;
     return quantize_checked(fn, &P, q, k, v, workspace, (cudaStream_t)stream);
@@ -317,7 +331,7 @@ flamia_status flamia_cuda_forward(const flamia_recipe *r, const flamia_shape *s,
     static const char fn[] = "flamia_cuda_forward";
     flamia_sm90_problem P = {};
     flamia_status st;
-    if ((st = prepare(fn, r, s, 0, &P)) || (st = check_ptr(fn, "shape.cu_seqlens", s->cu_seqlens, 4)) ||
+    if ((st = prepare(fn, r, s, CALL_FORWARD, &P)) || (st = check_ptr(fn, "shape.cu_seqlens", s->cu_seqlens, 4)) ||
         (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_ptr(fn, "o", o, 16)) ||
         (st = check_ptr(fn, "lse", lse, 16)) || (st = check_pending(fn)))
         return st;
@@ -330,7 +344,7 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
     static const char fn[] = "flamia_cuda_backward";
     flamia_sm90_problem P = {};
     flamia_status st;
-    if ((st = prepare(fn, r, s, 1, &P)) || (st = check_ptr(fn, "shape.cu_seqlens", s->cu_seqlens, 4)) ||
+    if ((st = prepare(fn, r, s, CALL_TRAINING, &P)) || (st = check_ptr(fn, "shape.cu_seqlens", s->cu_seqlens, 4)) ||
         (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_ptr(fn, "o", o, 16)) ||
         (st = check_ptr(fn, "lse", lse, 16)) || (st = check_ptr(fn, "dout", dout, 16)) ||
         (st = check_ptr(fn, "dq", dq, 16)) || (st = check_ptr(fn, "dk", dk, 16)) ||
@@ -366,7 +380,7 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
     static const char fn[] = "flamia_cuda_train_step";
     flamia_sm90_problem P = {};
     flamia_status st;
-    if ((st = prepare(fn, r, s, 1, &P)) || (st = check_inputs(fn, s, q, k, v)) ||
+    if ((st = prepare(fn, r, s, CALL_TRAINING, &P)) || (st = check_inputs(fn, s, q, k, v)) ||
         (st = check_ptr(fn, "dout", dout, 16)) || (st = check_ptr(fn, "o", o, 16)) ||
         (st = check_ptr(fn, "lse", lse, 16)) || (st = check_ptr(fn, "dq", dq, 16)) ||
         (st = check_ptr(fn, "dk", dk, 16)) || (st = check_ptr(fn, "dv", dv, 16)) ||
@@ -396,7 +410,7 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
     enum { kMaxTokens = 4096 }; /* [heads_q][T][T] bytes per output: 16 MiB a head at 4096 */
     flamia_sm90_problem P = {};
     flamia_status st;
-    if ((st = prepare(fn, r, s, 1, &P))) return st;
+    if ((st = prepare(fn, r, s, CALL_TRAINING, &P))) return st;
     if (P.kind == FLAMIA_SM90_BF16)
         return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
                            "%s: recipe '%.*s' has no E4M3 P codes (debug P codes exist for mxfp8 and mxfp8-exact)",

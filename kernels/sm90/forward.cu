@@ -75,7 +75,7 @@ namespace flamia_fwd {
 constexpr int kThreads = 384; /* warpgroup 0: producer; warpgroups 1, 2: consumers (64 rows each) */
 constexpr int kBM = 128;      /* queries per CTA */
 constexpr int kBN = 128;      /* keys per tile (recipe tile_k) */
-constexpr int kD = 128;
+constexpr int kD = FLAMIA_SM90_FWD_HEAD_DIM;
 enum { KIND_BF16 = 0, KIND_BLOCK = 1, KIND_TOKEN = 2 }; /* bf16 | mxfp8 (32-token blocks) | mxfp8-exact */
 /* FP8 kinds: O's P V products accumulate in the wgmma accumulator for this many key tiles
  * (the default of flamia_fwd_o_flush, set by flamia_cuda_set_o_sum_interval), then are added

@@ -11,8 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The one head dim the backward kernels take (quantize and forward also take 64); the
- * training calls refuse the others before anything is enqueued (cuda_api.cu prepare). */
+/* The one head dim the forward and backward kernels take (quantize also takes 64); the
+ * forward and training calls refuse the others before anything is enqueued (cuda_api.cu
+ * prepare), so that the refusal is FLAMIA_ERR_UNSUPPORTED with its reason, not a CUDA error. */
+#define FLAMIA_SM90_FWD_HEAD_DIM 128
 #define FLAMIA_SM90_BWD_HEAD_DIM 128
 
 /* The forward's O-sum intervals in key tiles (flamia_cuda_set_o_sum_interval, numerics.md 8):

@@ -142,6 +142,27 @@ int main(void) {
         CHECK(flamia_cuda_forward(&mx, &s, NULL, 0, NULL, NULL, NULL) != FLAMIA_OK, "cuda forward without GPU");
     printf("cuda available: %d (%s)\n", flamia_cuda_available(), flamia_last_error());
 
+    /* head_dim 64 (s has it): the CUDA forward and training call refuse it with the reason,
+     * before any device check (so on this machine too) and before writing anything; quantize
+     * takes it (whatever it answers here, not for the head dim) */
+    if (strstr(flamia_version_string(), "cuda")) {
+        poison(o, sizeof o / sizeof *o);
+        poison(lse, sizeof lse / sizeof *lse);
+        st = flamia_cuda_forward(&mx, &s, NULL, 0, o, lse, NULL);
+        CHECK(st == FLAMIA_ERR_UNSUPPORTED && strstr(flamia_last_error(), "head_dim 64") &&
+                  strstr(flamia_last_error(), "forward takes head_dim 128"),
+              "cuda forward, head_dim 64: %s: %s", flamia_status_string(st), flamia_last_error());
+        printf("  %-34s -> %s: %s\n", "cuda forward, head_dim 64", flamia_status_string(st), flamia_last_error());
+        st = flamia_cuda_train_step(&mx, &s, q, k, v, dout, o, lse, dq, dk, dv, NULL, 0, NULL);
+        CHECK(st == FLAMIA_ERR_UNSUPPORTED && strstr(flamia_last_error(), "head_dim 64"),
+              "cuda train step, head_dim 64: %s: %s", flamia_status_string(st), flamia_last_error());
+        CHECK(untouched(o, sizeof o / sizeof *o) && untouched(lse, sizeof lse / sizeof *lse),
+              "refused head_dim 64 calls wrote outputs");
+        st = flamia_cuda_quantize(&mx, &s, q, k, v, NULL, 0, NULL);
+        CHECK(st != FLAMIA_OK && !strstr(flamia_last_error(), "head_dim"), "cuda quantize, head_dim 64: %s",
+              flamia_last_error());
+    }
+
     /* deterministic dQ switch: a CUDA build stores and echoes it (no GPU needed); a
      * CPU-only build says it has no CUDA and reports 0 */
     if (strstr(flamia_version_string(), "cuda")) {

@@ -331,7 +331,8 @@ int main(void) {
     EXPECT_STATUS(flamia_cuda_train_step(&rec, &sh, dq, dk, dv, ddo, dO, dlse, ddq, NULL, ddv, ws, wsb, NULL),
                   FLAMIA_ERR_INVALID, "dk");
     s2 = sh;
-    s2.head_dim = 64; /* quantize and forward take it, the backward does not: refused before either runs */
+    s2.head_dim = 64; /* quantize takes it, the forward and backward do not: refused before anything runs */
+    EXPECT_STATUS(flamia_cuda_forward(&rec, &s2, ws, wsb, dO, dlse, NULL), FLAMIA_ERR_UNSUPPORTED, "head_dim");
     EXPECT_STATUS(flamia_cuda_train_step(&rec, &s2, dq, dk, dv, ddo, dO, dlse, ddq, ddk, ddv, ws, wsb, NULL),
                   FLAMIA_ERR_UNSUPPORTED, "head_dim");
     EXPECT_STATUS(flamia_cuda_backward(&rec, &s2, ws, wsb, dO, dlse, ddo, ddq, ddk, ddv, NULL), FLAMIA_ERR_UNSUPPORTED,
