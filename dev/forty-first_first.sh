@@ -11,10 +11,7 @@ export OMP_NUM_THREADS=16
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 O=${OUT:-/tmp/flamia-out}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
-KINDS="mxfp8 exact" TKINDS=mxfp8 LAYOUTS="rand3000:1 4 2 1|rand5000:11 4 4 1|3x1024 4 4 0" \
-  WORKLOADS="16x4096 16 16 1|16x1024 16 16 1|rand65536:5 16 16 1" \
-  bash dev/backward/compare.sh check_backward check_v103_dk_fold_on
-TKINDS=exact CHECK=0 WORKLOADS="16x4096 16 16 1" bash dev/backward/compare.sh check_backward check_v103_dk_fold_on
+bash dev/backward/variant_check.sh check_v103_dk_fold_on
 echo "== gpu suite (the carried build; the device's .git copy does not name its commit)"
 mkdir -p /tmp/suite && OUT=/tmp/suite bash dev/gpu_suite_carried.sh 150
 tar czf "$O/suite_logs.tgz" -C /tmp/suite .

@@ -14,10 +14,7 @@ export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib6
 O=${OUT:-/tmp/flamia-out}
 t0=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
-KINDS="mxfp8 exact" TKINDS=mxfp8 LAYOUTS="rand3000:1 4 2 1|rand5000:11 4 4 1|3x1024 4 4 0" \
-  WORKLOADS="16x4096 16 16 1|16x1024 16 16 1|rand65536:5 16 16 1" \
-  bash dev/backward/compare.sh check_backward check_v105_nr_fold_on
-TKINDS=exact CHECK=0 WORKLOADS="16x4096 16 16 1" bash dev/backward/compare.sh check_backward check_v105_nr_fold_on
+bash dev/backward/variant_check.sh check_v105_nr_fold_on
 echo "== (1) done at $(( $(date +%s) - t0 )) s"
 echo "== gpu suite (the carried build: v105 as the default)"
 mkdir -p /tmp/suite && OUT=/tmp/suite bash dev/gpu_suite_carried.sh 150
