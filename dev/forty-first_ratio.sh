@@ -4,17 +4,20 @@
 # dev/thirty-first_ratio.sh does for the forward alone: forward (ours mxfp8 against cuDNN's
 # forward), the training call (ours: quantize + forward + backward from a CUDA graph, against
 # cuDNN's forward + backward) and our backward alone (TFLOP/s). Carry build.
+# WL and PASSES pick the workloads and our passes (fwd+quant: the forward with its quantize
+# pass, against cuDNN's forward; forty-second session).
 # Usage (device, repo root): bash dev/forty-first_ratio.sh > $OUT/ratio.log 2>&1
 set -u
 OUT=${OUT:-/tmp/flamia-out}
 H=/tmp/ratio; mkdir -p $H
 ROUNDS=${ROUNDS:-4}
 WL=${WL:-16x4096,16x1024}
+PASSES=${PASSES:-fwd,bwd,train} # add fwd+quant for the forward with quantization (forty-second session)
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 t0=$(date +%s)
 for r in $(seq 1 $ROUNDS); do
-  build/experiments/latency/latency --workloads $WL --recipes mxfp8 --passes fwd,bwd,train --warmup 5 --iters 30 \
+  build/experiments/latency/latency --workloads $WL --recipes mxfp8 --passes $PASSES --warmup 5 --iters 30 \
     --verify-rows 0 --quiet --out "$H/ours_$r.h5" > /tmp/ours_$r.log 2>&1 || { echo "round $r: latency failed"; tail -5 /tmp/ours_$r.log; }
   python3 experiments/latency/peers.py --layouts "$H/ours_$r.h5" --out "$H/peers_$r.h5" --systems cudnn-bf16 \
     --passes fwd,fwdbwd --workloads $WL > /tmp/peers_$r.log 2>&1 || { echo "round $r: peers failed"; tail -5 /tmp/peers_$r.log; }
@@ -27,8 +30,10 @@ def rows(f):
     t = h5py.File(f, "r")["timings"]
     return {(w.decode(), s.decode(), p.decode()): ms for w, s, p, ms in
             zip(t["workload"][...], t["system"][...], t["pass"][...], t["ms"][...])}
-flops = {"16x4096": 16 * 16 * 128 * 4 * 4096 * 4097 / 2, "16x1024": 16 * 16 * 128 * 4 * 1024 * 1025 / 2}
-pairs = [("fwd", "fwd", "forward"), ("train", "fwdbwd", "training call")]
+def causal_flops(docs, L): return 16 * 128 * 4 * docs * L * (L + 1) / 2  # 16 heads, d = 128
+flops = {"16x4096": causal_flops(16, 4096), "16x1024": causal_flops(16, 1024),
+         "4x4096": causal_flops(4, 4096), "64x1024": causal_flops(64, 1024)}
+pairs = [("fwd", "fwd", "forward"), ("fwd+quant", "fwd", "forward + quantize"), ("train", "fwdbwd", "training call")]
 res = {}
 for r in range(1, rounds + 1):
     try:
