@@ -173,16 +173,15 @@ flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape
     /* refused here, before a training call enqueues its quantize and forward (which would
      * write o and lse) for a backward that cannot run, and before any device check, so that a
      * forward's refusal names the head dim (the kernel's own refusal was a bare CUDA error) */
-    if (training && s->head_dim != FLAMIA_SM90_BWD_HEAD_DIM)
+    static_assert(FLAMIA_SM90_FWD_HEAD_DIM == FLAMIA_SM90_BWD_HEAD_DIM, "a training call runs both kernels");
+    const int head_dim = training ? FLAMIA_SM90_BWD_HEAD_DIM : FLAMIA_SM90_FWD_HEAD_DIM;
+    if (call != CALL_QUANTIZE && s->head_dim != head_dim)
         return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
-                           "%s: head_dim %d: the sm_90 forward and backward (and so the training call) take "
-                           "head_dim %d only; flamia_cuda_quantize also takes 64, the CPU reference both",
-                           fn, s->head_dim, FLAMIA_SM90_BWD_HEAD_DIM);
-    if (call == CALL_FORWARD && s->head_dim != FLAMIA_SM90_FWD_HEAD_DIM)
-        return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
-                           "%s: head_dim %d: the sm_90 forward takes head_dim %d only; flamia_cuda_quantize "
-                           "also takes 64, the CPU reference both",
-                           fn, s->head_dim, FLAMIA_SM90_FWD_HEAD_DIM);
+                           "%s: head_dim %d: the sm_90 %s head_dim %d only; flamia_cuda_quantize also takes 64, the "
+                           "CPU reference both",
+                           fn, s->head_dim,
+                           training ? "forward and backward (and so the training call) take" : "forward takes",
+                           head_dim);
     if (s->max_seqlen < 1 || s->max_seqlen > s->total_tokens)
         return flamia_fail(FLAMIA_ERR_INVALID,
                            "%s: shape.max_seqlen %d must be the longest document's length, in [1, total_tokens=%d] "
