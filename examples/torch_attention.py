@@ -45,13 +45,21 @@ class Flamia:
         L.flamia_cuda_available.restype = ctypes.c_int
         for name in ("flamia_recipe_preset", "flamia_cuda_workspace_size", "flamia_cuda_quantize",
                      "flamia_cuda_forward", "flamia_cuda_backward", "flamia_cuda_set_deterministic",
-                     "flamia_cuda_set_o_sum_interval"):
+                     "flamia_cuda_set_o_sum_interval", "flamia_cuda_check_finite"):
             getattr(L, name).restype = ctypes.c_int
 
     def check(self, status, what):
         if status != FLAMIA_OK:
             raise RuntimeError("%s: %s: %s" % (what, STATUS.get(status, status),
                                                 self.lib.flamia_last_error().decode()))
+
+    def check_finite(self, ws, stream, what):
+        """raises FloatingPointError naming the tensors when the last quantize's Q, K, V or a
+        backward's dO held a NaN or Inf (E4M3 recipes; synchronizes the stream)"""
+        status = self.lib.flamia_cuda_check_finite(ptr(ws), ctypes.c_size_t(ws.numel()), stream)
+        if status == 1:  # FLAMIA_ERR_INVALID: the record names the tensors
+            raise FloatingPointError("%s: %s" % (what, self.lib.flamia_last_error().decode()))
+        self.check(status, "flamia_cuda_check_finite")
 
     def recipe(self, name):
         buf = ctypes.create_string_buffer(1024)
@@ -72,7 +80,7 @@ class FlamiaAttention(torch.autograd.Function):
     """packed causal attention: quantize + forward, and the backward from the same workspace"""
 
     @staticmethod
-    def forward(ctx, q, k, v, cu_seqlens, max_seqlen, flamia, recipe):
+    def forward(ctx, q, k, v, cu_seqlens, max_seqlen, flamia, recipe, check_finite=False):
         for name, t in (("q", q), ("k", k), ("v", v)):
             if not (t.is_cuda and t.dtype == torch.bfloat16 and t.is_contiguous()):
                 raise ValueError("%s: a contiguous BF16 CUDA tensor [T][H][D] is needed" % name)
@@ -91,14 +99,16 @@ class FlamiaAttention(torch.autograd.Function):
                                             ctypes.c_size_t(nbytes.value), stream), "flamia_cuda_quantize")
         flamia.check(L.flamia_cuda_forward(recipe, ctypes.byref(s), ptr(ws), ctypes.c_size_t(nbytes.value),
                                            ptr(o), ptr(lse), stream), "flamia_cuda_forward")
+        if check_finite:
+            flamia.check_finite(ws, stream, "flamia_attention forward")
         ctx.save_for_backward(o, lse, ws, cu_seqlens)
-        ctx.meta = (flamia, recipe, max_seqlen, q.shape, k.shape)
+        ctx.meta = (flamia, recipe, max_seqlen, q.shape, k.shape, check_finite)
         return o
 
     @staticmethod
     def backward(ctx, do):
         o, lse, ws, cu_seqlens = ctx.saved_tensors
-        flamia, recipe, max_seqlen, qs, ks = ctx.meta
+        flamia, recipe, max_seqlen, qs, ks, check_finite = ctx.meta
         do = do.to(torch.bfloat16).contiguous()
         dq = torch.empty(qs, dtype=torch.bfloat16, device=o.device)
         dk = torch.empty(ks, dtype=torch.bfloat16, device=o.device)
@@ -108,7 +118,9 @@ class FlamiaAttention(torch.autograd.Function):
         flamia.check(flamia.lib.flamia_cuda_backward(recipe, ctypes.byref(s), ptr(ws), ctypes.c_size_t(ws.numel()),
                                                      ptr(o), ptr(lse), ptr(do), ptr(dq), ptr(dk), ptr(dv), stream),
                      "flamia_cuda_backward")
-        return dq, dk, dv, None, None, None, None
+        if check_finite:
+            flamia.check_finite(ws, stream, "flamia_attention backward")
+        return dq, dk, dv, None, None, None, None, None
 
 
 _LOADED = {}  # library path -> (Flamia, {recipe name: recipe buffer})
@@ -122,13 +134,16 @@ def _loaded(lib):
     return _LOADED[path]
 
 
-def flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8", lib=None):
+def flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8", lib=None, check_finite=False):
     """what a model calls per attention layer: O of the packed causal attention, differentiable;
-    the library is loaded once per path (default: FLAMIA_LIB, else build/kernels/libflamia.so)"""
+    the library is loaded once per path (default: FLAMIA_LIB, else build/kernels/libflamia.so).
+    check_finite: raise FloatingPointError when Q, K, V (forward) or dO (backward) hold a NaN or
+    Inf (the E4M3 recipes' kernels record them; each check synchronizes the stream, so use it
+    when hunting a divergence, not in every step)"""
     fl, recipes = _loaded(lib)
     if recipe not in recipes:
         recipes[recipe] = fl.recipe(recipe)
-    return FlamiaAttention.apply(q, k, v, cu_seqlens, max_seqlen, fl, recipes[recipe])
+    return FlamiaAttention.apply(q, k, v, cu_seqlens, max_seqlen, fl, recipes[recipe], check_finite)
 
 
 def flamia_set_deterministic(on, lib=None):
@@ -219,9 +234,34 @@ def main():
         print("  %-2s %.5f%s" % (n, c, "" if finite else "  (non-finite values)"))
     # the recipes' accuracy on plain randn (docs/numerics.md): bf16 ~1.0, mxfp8 >= 0.997
     need = 0.999 if args.recipe == "bf16" else 0.99
-    ok = worst >= need and same
-    print("ok" if ok else "FAIL: %s" % ("a cosine below %.3f" % need if worst < need else "the deterministic runs differ"))
+    found = nonfinite_found(q, k, v, do, cu, max(lens), args.recipe, args.lib)
+    ok = worst >= need and same and found
+    print("ok" if ok else "FAIL: %s" % ("a cosine below %.3f" % need if worst < need else
+                                        "the deterministic runs differ" if not same else "a NaN went unreported"))
     return 0 if ok else 1
+
+
+def nonfinite_found(q, k, v, do, cu, max_seqlen, recipe, lib):
+    """check_finite=True reports a NaN in K (forward) and in dO (backward) for the E4M3 recipes;
+    bf16 lets non-finite values propagate instead"""
+    if recipe == "bf16":
+        return True
+    k_nan = k.detach().clone()
+    k_nan[k.shape[0] // 2, 0, 3] = float("nan")
+    messages = []
+    for kk, dd in ((k_nan, do), (k.detach(), do.clone().index_fill_(0, torch.tensor([1], device=do.device),
+                                                                      float("nan")))):
+        qq, kk, vv = q.detach().clone().requires_grad_(), kk.clone().requires_grad_(), v.detach().clone().requires_grad_()
+        try:
+            flamia_attention(qq, kk, vv, cu, max_seqlen, recipe, lib=lib, check_finite=True).backward(dd)
+            messages.append(None)
+        except FloatingPointError as e:
+            messages.append(str(e))
+    found = messages[0] is not None and "elements in K:" in messages[0] and \
+        messages[1] is not None and "elements in dO:" in messages[1]
+    for m in messages:
+        print("check_finite: %s" % (m or "NOT RAISED"))
+    return found
 
 
 if __name__ == "__main__":

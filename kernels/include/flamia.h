@@ -199,6 +199,17 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
                                    void *workspace, size_t workspace_bytes, const void *o,
                                    const float *lse, const void *dout, void *dq, void *dk,
                                    void *dv, void *stream);
+/* Non-finite inputs. The E4M3 recipes refuse NaN and Inf in Q, K, V and dO, but a call
+ * cannot see device data without synchronizing, so the kernels record them in the
+ * workspace instead (docs/cuda-api.md "Non-finite inputs"): this reads that record.
+ * FLAMIA_OK when every element of Q, K, V of the last flamia_cuda_quantize (or train step)
+ * on this workspace, and of dO of every backward since, was finite; FLAMIA_ERR_INVALID,
+ * naming the tensors, when one was not (those calls' outputs are then meaningless). The
+ * bf16 recipe never records (non-finite values propagate as in IEEE arithmetic).
+ * Synchronizes `stream` (waits for the calls enqueued on it): call it outside graph
+ * capture (a capturing stream is refused, FLAMIA_ERR_INVALID), e.g. after a step when
+ * debugging a divergence. */
+flamia_status flamia_cuda_check_finite(const void *workspace, size_t workspace_bytes, void *stream);
 /* Deterministic dQ (off by default). dQ sums contributions from every key tile of a
  * document; by default they are reduce-added in FP32 in the order the CTAs
  * finish, so dQ can differ between runs in its last bits (O, lse, dK, dV never do). On:

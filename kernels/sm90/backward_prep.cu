@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(256, 6) bwd_pre_do(const PreParams p) {
     }
     if (GRAN != 0) {
         const unsigned any = __ballot_sync(0xffffffffu, bad);
-        if (any && lane == 0) atomicOr(p.err, 1);
+        if (any && lane == 0) atomicOr(p.err, FLAMIA_SM90_BAD_DOUT);
         __syncthreads();
         if (tid < n) { /* row constants, one thread per token (consecutive: coalesced per field) */
             float *w = p.rows + (size_t)h * 8 * T + a + tid;

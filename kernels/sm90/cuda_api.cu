@@ -402,6 +402,55 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
     return backward_checked(fn, &P, workspace, o, lse, dout, dq, dk, dv, cs);
 }
 
+flamia_status flamia_cuda_check_finite(const void *workspace, size_t workspace_bytes, void *stream) {
+    static const char fn[] = "flamia_cuda_check_finite";
+    if (!workspace) return flamia_fail(FLAMIA_ERR_INVALID, "%s: workspace is NULL", fn);
+    if (workspace_bytes < sizeof(int))
+        return flamia_fail(FLAMIA_ERR_INVALID,
+                           "%s: workspace_bytes %zu: pass the workspace and size the calls used "
+                           "(flamia_cuda_workspace_size)",
+                           fn, workspace_bytes);
+    flamia_status st = check_device(fn);
+    if (st) return st;
+    const cudaStream_t cs = (cudaStream_t)stream;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t e = cudaStreamIsCapturing(cs, &capture);
+    if (e != cudaSuccess) return cuda_fail(fn, e);
+    if (capture != cudaStreamCaptureStatusNone)
+        return flamia_fail(FLAMIA_ERR_INVALID,
+                           "%s: the stream is capturing a graph, and this check synchronizes: call it after the "
+                           "graph's launch, on a stream that is not capturing",
+                           fn);
+    if ((st = check_ptr(fn, "workspace", workspace, 256)) || (st = check_pending(fn))) return st;
+    int flag = 0; /* the layout's err_flag region: offset 0 of every workspace */
+    static_assert(FLAMIA_SM90_BAD_Q == 1 && FLAMIA_SM90_BAD_K == 2 && FLAMIA_SM90_BAD_V == 4, "quantize sets 1 << ti");
+    if ((e = cudaMemcpyAsync(&flag, workspace, sizeof flag, cudaMemcpyDeviceToHost, cs)) != cudaSuccess ||
+        (e = cudaStreamSynchronize(cs)) != cudaSuccess)
+        return cuda_fail(fn, e);
+    if (!flag) return FLAMIA_OK;
+    static const struct {
+        int bit;
+        const char *name;
+    } inputs[] = {{FLAMIA_SM90_BAD_Q, "Q"}, {FLAMIA_SM90_BAD_K, "K"}, {FLAMIA_SM90_BAD_V, "V"},
+                  {FLAMIA_SM90_BAD_DOUT, "dO"}};
+    char names[64] = "";
+    for (const auto &in : inputs)
+        if (flag & in.bit) {
+            if (names[0]) strcat(names, ", ");
+            strcat(names, in.name);
+        }
+    const int known = FLAMIA_SM90_BAD_Q | FLAMIA_SM90_BAD_K | FLAMIA_SM90_BAD_V | FLAMIA_SM90_BAD_DOUT;
+    if (flag & ~known) /* only a workspace no quantize call has filled holds other bits */
+        return flamia_fail(FLAMIA_ERR_INVALID,
+                           "%s: the workspace's record reads 0x%x, which no call writes: was it filled by "
+                           "flamia_cuda_quantize or flamia_cuda_train_step?",
+                           fn, (unsigned)flag);
+    return flamia_fail(FLAMIA_ERR_INVALID,
+                       "%s: non-finite (NaN or Inf) elements in %s: the outputs of the calls that read %s are "
+                       "meaningless",
+                       fn, names, strchr(names, ',') ? "them" : "it");
+}
+
 flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_shape *s, void *workspace,
                                         size_t workspace_bytes, const void *o, const float *lse, const void *dout,
                                         uint8_t *fwd_codes, uint8_t *bwd_codes, float *fwd_frames, void *stream) {

@@ -44,6 +44,10 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
     (void)dk; (void)dv; (void)ws; (void)wsb; (void)st;
     return NO_CUDA();
 }
+flamia_status flamia_cuda_check_finite(const void *ws, size_t wsb, void *st) {
+    (void)ws; (void)wsb; (void)st;
+    return NO_CUDA();
+}
 flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_shape *s, void *ws,
                                         size_t wsb, const void *o, const float *lse, const void *dout,
                                         uint8_t *fwd_codes, uint8_t *bwd_codes, float *fwd_frames,

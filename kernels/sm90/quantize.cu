@@ -10,7 +10,8 @@
  *               flamia_sm90_vt_shift; the gaps zeroed), and in the training call
  *               (flamia_sm90_problem::qkt_in_quantize) Q's and K's the same way for the
  *               backward (qt_codes, kt_codes: its bwd_transpose pass is then skipped),
- *               err_flag |= 1 on a non-finite input element;
+ *               err_flag |= FLAMIA_SM90_BAD_Q / _K / _V for a tensor with a non-finite
+ *               element;
  *   BF16 kind:  the BF16 operands (Q, K rotated and re-rounded to BF16 when
  *               the Hadamard option is on, else a copy).
  *
@@ -183,7 +184,7 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
         }
     };
 
-    uint32_t badmax = 0; /* max |bf16| bit pattern seen: >= 0x7f80 is Inf or NaN */
+    uint32_t bad_tensors = 0; /* 1 << ti for a tensor with an Inf or NaN (|bf16| bits >= 0x7f80) */
     uint4 raw[NP];
     if (slot0 < slot1) load_rows(slot0, raw);
     /* GRAN 32: V^T placement of tokens a + lane (+ 32), the same for every head: only CTAs
@@ -283,7 +284,7 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
                 uint32_t mb = rmax[q];
 #pragma unroll
                 for (int o = TPR / 2; o >= 1; o >>= 1) mb = max(mb, __shfl_xor_sync(0xffffffffu, mb, o));
-                badmax = max(badmax, mb);
+                bad_tensors |= (mb >= 0x7f80u ? 1u : 0u) << ti;
                 if (!(HAD && rotate)) {
                     ramax[q] = __uint_as_float(mb << 16);
                 } else {
@@ -415,8 +416,8 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
     }
 
     if (FP8) {
-        const unsigned any = __ballot_sync(0xffffffffu, badmax >= 0x7f80u);
-        if (any && (tid & 31) == 0) atomicOr(p.err, 1);
+        const unsigned bad = __reduce_or_sync(0xffffffffu, bad_tensors);
+        if (bad && (tid & 31) == 0) atomicOr(p.err, (int)bad);
     }
 }
 
@@ -466,7 +467,7 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
     const int slot0 = blockIdx.y * p.heads_per_cta;
     const int slot1 = min(slot0 + p.heads_per_cta, p.head_slots);
     const int npairs = nb * (slot1 - slot0);
-    uint32_t badmax = 0;
+    uint32_t bad_tensors = 0; /* as in quantize_kernel */
 
     for (int pr = warp; pr < npairs; pr += kThreads / 32) {
         const int j = pr % nb, slot = slot0 + pr / nb;
@@ -503,7 +504,7 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
         uint32_t mb = max(m2 & 0xffffu, m2 >> 16);
 #pragma unroll
         for (int o = 16; o >= 1; o >>= 1) mb = max(mb, __shfl_xor_sync(0xffffffffu, mb, o));
-        badmax = max(badmax, mb);
+        bad_tensors |= (mb >= 0x7f80u ? 1u : 0u) << ti;
         if (mb > 0x7f80u) { /* a NaN somewhere: per row, a NaN row is left out (warp-uniform) */
             uint32_t keep = 0;
 #pragma unroll
@@ -603,8 +604,8 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
             __syncwarp(); /* the tile is rewritten by this warp's next transposed pair */
         }
     }
-    const unsigned any = __ballot_sync(0xffffffffu, badmax >= 0x7f80u);
-    if (any && lane == 0) atomicOr(p.err, 1);
+    const unsigned bad = __reduce_or_sync(0xffffffffu, bad_tensors);
+    if (bad && lane == 0) atomicOr(p.err, (int)bad);
 }
 
 template <int D, int GRAN, bool FP8>

@@ -29,6 +29,15 @@ enum flamia_sm90_kind {
     FLAMIA_SM90_MXFP8_EXACT  /* per-token scales, dS per row x 32 keys */
 };
 
+/* err_flag's bits: which input held a non-finite element (E4M3 kinds only; quantize's
+ * tensor index ti = 0, 1, 2 sets 1 << ti). flamia_cuda_check_finite names them. */
+enum {
+    FLAMIA_SM90_BAD_Q = 1,
+    FLAMIA_SM90_BAD_K = 2,
+    FLAMIA_SM90_BAD_V = 4,
+    FLAMIA_SM90_BAD_DOUT = 8
+};
+
 /* A validated problem: every field checked by cuda_api.cu before a launch. */
 struct flamia_sm90_problem {
     int total_tokens, num_docs, heads_q, heads_kv, head_dim, causal, max_seqlen;
@@ -45,7 +54,8 @@ struct flamia_sm90_problem {
 };
 
 /* Workspace layout: regions aligned to 256 bytes, offsets from the workspace base.
- *   err_flag   int32: set (atomically, never cleared by kernels) when an input is non-finite
+ *   err_flag   int32: FLAMIA_SM90_BAD_* bits, or'ed (atomically, never cleared by kernels) for
+ *              each input that holds a non-finite element; quantize clears it first
  *   q_codes    uint8 [T][Hq][D]   E4M3 codes (K-major for Q K^T and for dS^T Q's transpose)
  *   k_codes    uint8 [T][Hkv][D]
  *   v_codes    uint8 [T][Hkv][D]  (dO V^T needs this layout)

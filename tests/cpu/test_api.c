@@ -163,6 +163,29 @@ int main(void) {
               flamia_last_error());
     }
 
+    /* the non-finite record's query: its argument checks answer without a GPU; past them a
+     * machine without one says so, and a CPU-only build says it has no CUDA */
+    {
+        unsigned char host_ws[256];
+        if (strstr(flamia_version_string(), "cuda")) {
+            st = flamia_cuda_check_finite(NULL, 4, NULL);
+            CHECK(st == FLAMIA_ERR_INVALID && strstr(flamia_last_error(), "workspace is NULL"),
+                  "check_finite, NULL workspace: %s: %s", flamia_status_string(st), flamia_last_error());
+            st = flamia_cuda_check_finite(host_ws, 0, NULL);
+            CHECK(st == FLAMIA_ERR_INVALID && strstr(flamia_last_error(), "workspace_bytes 0"),
+                  "check_finite, 0 bytes: %s: %s", flamia_status_string(st), flamia_last_error());
+            printf("  %-34s -> %s: %s\n", "cuda check_finite, 0 bytes", flamia_status_string(st), flamia_last_error());
+            if (!flamia_cuda_available()) {
+                st = flamia_cuda_check_finite(host_ws, sizeof host_ws, NULL);
+                CHECK(st == FLAMIA_ERR_UNSUPPORTED, "check_finite without a GPU: %s: %s", flamia_status_string(st),
+                      flamia_last_error());
+            }
+        } else {
+            CHECK(flamia_cuda_check_finite(host_ws, sizeof host_ws, NULL) == FLAMIA_ERR_UNSUPPORTED,
+                  "cpu-only build: check_finite");
+        }
+    }
+
     /* deterministic dQ switch: a CUDA build stores and echoes it (no GPU needed); a
      * CPU-only build says it has no CUDA and reports 0 */
     if (strstr(flamia_version_string(), "cuda")) {

@@ -18,6 +18,13 @@
         EXPECT(msg_ && strstr(msg_, (needle)), "%s: message '%s' does not mention '%s'", #call, msg_, needle); \
         printf("  %-22s %-12s %s\n", flamia_status_string(got_), needle, msg_);                              \
     } while (0)
+#define EXPECT_STATUS_OK(call, what)                                                                        \
+    do {                                                                                                    \
+        flamia_status got_ = (call);                                                                        \
+        EXPECT(got_ == FLAMIA_OK, "%s (%s) -> %s: %s", #call, what, flamia_status_string(got_),             \
+               flamia_last_error());                                                                        \
+        printf("  %-22s %-12s\n", flamia_status_string(got_), what);                                        \
+    } while (0)
 
 /* A training call's outputs poisoned before it runs, and read back after it as one host
  * block: O, lse, dK, dV (bit-comparable: `fixed` bytes), then dQ (its reduce-add order varies) */
@@ -347,6 +354,55 @@ int main(void) {
         for (size_t i = 0; i < (size_t)T * Hq * 4; i++) touched += chk[i] != 0x5A;
         EXPECT(touched == 0, "refused calls wrote %ld bytes of O / lse", touched);
         free(chk);
+    }
+
+    /* ---- the non-finite record (flamia_cuda_check_finite): its own refusals, then each input
+     * tensor named when it holds a NaN or Inf, the record cleared by the next quantize, bf16
+     * never recording, and a capturing stream refused */
+    FL(flamia_recipe_preset("mxfp8", &rec));
+    EXPECT_STATUS(flamia_cuda_check_finite(NULL, wsb, NULL), FLAMIA_ERR_INVALID, "workspace is NULL");
+    EXPECT_STATUS(flamia_cuda_check_finite(ws, 0, NULL), FLAMIA_ERR_INVALID, "workspace_bytes");
+    EXPECT_STATUS(flamia_cuda_check_finite(h, wsb, NULL), FLAMIA_ERR_INVALID, "host memory");
+    EXPECT_STATUS(flamia_cuda_check_finite(ws + 16, wsb, NULL), FLAMIA_ERR_INVALID, "aligned");
+    {
+        const uint16_t nan_bits = 0x7fc0, inf_bits = 0xff80; /* BF16 NaN, -Inf */
+        uint16_t keep;
+        FL(flamia_cuda_train_step(&rec, &sh, dq, dk, dv, ddo, dO, dlse, ddq, ddk, ddv, ws, wsb, NULL));
+        EXPECT_STATUS_OK(flamia_cuda_check_finite(ws, wsb, NULL), "finite inputs");
+        /* one bad element in dO (read by the backward), then one in K too (read by quantize) */
+        const size_t at_do = (size_t)rng_int(&r, 0, (int)nq - 1), at_k = (size_t)rng_int(&r, 0, (int)nk - 1);
+        CK(cudaMemcpy(&keep, ddo + at_do, 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(ddo + at_do, &nan_bits, 2, cudaMemcpyHostToDevice));
+        FL(flamia_cuda_train_step(&rec, &sh, dq, dk, dv, ddo, dO, dlse, ddq, ddk, ddv, ws, wsb, NULL));
+        EXPECT_STATUS(flamia_cuda_check_finite(ws, wsb, NULL), FLAMIA_ERR_INVALID, "elements in dO:");
+        uint16_t keep_k;
+        CK(cudaMemcpy(&keep_k, dk + at_k, 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(dk + at_k, &inf_bits, 2, cudaMemcpyHostToDevice));
+        FL(flamia_cuda_train_step(&rec, &sh, dq, dk, dv, ddo, dO, dlse, ddq, ddk, ddv, ws, wsb, NULL));
+        EXPECT_STATUS(flamia_cuda_check_finite(ws, wsb, NULL), FLAMIA_ERR_INVALID, "elements in K, dO:");
+        /* quantize alone clears the record and sets K's */
+        FL(flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, wsb, NULL));
+        EXPECT_STATUS(flamia_cuda_check_finite(ws, wsb, NULL), FLAMIA_ERR_INVALID, "elements in K:");
+        /* bf16 never records */
+        FL(flamia_cuda_quantize(&bf, &sh, dq, dk, dv, ws, wsb_bf16, NULL));
+        EXPECT_STATUS_OK(flamia_cuda_check_finite(ws, wsb_bf16, NULL), "bf16, an Inf in K");
+        CK(cudaMemcpy(dk + at_k, &keep_k, 2, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(ddo + at_do, &keep, 2, cudaMemcpyHostToDevice));
+        FL(flamia_cuda_train_step(&rec, &sh, dq, dk, dv, ddo, dO, dlse, ddq, ddk, ddv, ws, wsb, NULL));
+        EXPECT_STATUS_OK(flamia_cuda_check_finite(ws, wsb, NULL), "inputs restored");
+        /* a capturing stream: refused, and the capture goes on undisturbed */
+        cudaStream_t st;
+        cudaGraph_t graph;
+        CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+        flamia_status cs = flamia_cuda_check_finite(ws, wsb, st);
+        const char *cmsg = flamia_last_error();
+        EXPECT(cs == FLAMIA_ERR_INVALID && strstr(cmsg, "capturing"), "check_finite under capture -> %s: %s",
+               flamia_status_string(cs), cmsg);
+        printf("  %-22s %-12s %s\n", flamia_status_string(cs), "capturing", cmsg);
+        CK(cudaStreamEndCapture(st, &graph));
+        CK(cudaGraphDestroy(graph));
+        CK(cudaStreamDestroy(st));
     }
 
     /* ---- CUDA graph capture. (1) quantize alone: the replayed workspace equals the

@@ -222,16 +222,29 @@ static void run_case(const char *label, const char *preset, int hadamard, const 
         CK(cudaMemcpy((uint16_t *)dst + at, &bad, 2, cudaMemcpyHostToDevice));
         FL(flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, ws_bytes, NULL));
         CK(cudaMemcpy(&err, ws + L.err_flag, 4, cudaMemcpyDeviceToHost));
-        if (!strcmp(preset, "bf16"))
+        const flamia_status fin = flamia_cuda_check_finite(ws, ws_bytes, NULL);
+        if (!strcmp(preset, "bf16")) {
             EXPECT(err == 0, "%s: err_flag %d for BF16 (non-finite values propagate there)", label, err);
-        else
-            EXPECT(err != 0, "%s: err_flag not raised for a non-finite %s element", label, nm[which]);
+            EXPECT(fin == FLAMIA_OK, "%s: check_finite %s for BF16: %s", label, flamia_status_string(fin),
+                   flamia_last_error());
+        } else {
+            /* exactly the tensor's bit, and the API names that tensor alone */
+            EXPECT(err == 1 << which, "%s: err_flag %d for a non-finite %s element (want %d)", label, err, nm[which],
+                   1 << which);
+            char want[32];
+            snprintf(want, sizeof want, "elements in %s:", nm[which]);
+            EXPECT(fin == FLAMIA_ERR_INVALID && strstr(flamia_last_error(), want),
+                   "%s: check_finite -> %s: '%s' (want '%s')", label, flamia_status_string(fin), flamia_last_error(),
+                   want);
+        }
         /* and a clean call clears it again */
         uint16_t good = 0x3f80;
         CK(cudaMemcpy((uint16_t *)dst + at, &good, 2, cudaMemcpyHostToDevice));
         FL(flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, ws_bytes, NULL));
         CK(cudaMemcpy(&err, ws + L.err_flag, 4, cudaMemcpyDeviceToHost));
         EXPECT(err == 0, "%s: err_flag %d stays set after a clean call", label, err);
+        EXPECT(flamia_cuda_check_finite(ws, ws_bytes, NULL) == FLAMIA_OK, "%s: check_finite after a clean call: %s",
+               label, flamia_last_error());
     }
 
     printf("%-34s %-11s had=%d T=%5d docs=%4d Hq=%d Hkv=%d D=%3d  %s\n", label, preset, hadamard, T, ndocs, Hq, Hkv,
