@@ -203,6 +203,7 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
         const int ti = slot_tensor(slot, h);
         const int H = p.heads[ti];
         const bool rotate = HAD && ti < 2; /* the kernel's HAD matches p.hadamard */
+        uint32_t slot_max = 0; /* max |bf16| bit pattern of the slot's rows: >= 0x7f80 is Inf or NaN */
 
         /* ---- 2. this slot's rows stay packed (BF16) in registers; FP32 copies exist only
          * in the Hadamard kernels. Passes with no row of this warp are skipped: the branch
@@ -284,7 +285,7 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
                 uint32_t mb = rmax[q];
 #pragma unroll
                 for (int o = TPR / 2; o >= 1; o >>= 1) mb = max(mb, __shfl_xor_sync(0xffffffffu, mb, o));
-                bad_tensors |= (mb >= 0x7f80u ? 1u : 0u) << ti;
+                slot_max = max(slot_max, mb);
                 if (!(HAD && rotate)) {
                     ramax[q] = __uint_as_float(mb << 16);
                 } else {
@@ -412,6 +413,7 @@ __global__ void __launch_bounds__(kThreads, HAD ? (GRAN == 1 ? 3 : 2) : 4) quant
             /* GRAN 1: the next transposed slot rewrites the tile. GRAN 32: its s_amax barrier
              * orders that. */
             if (GRAN == 1 && is_t) __syncthreads();
+            if (slot_max >= 0x7f80u) bad_tensors |= 1u << ti;
         }
     }
 

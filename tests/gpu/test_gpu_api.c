@@ -362,7 +362,8 @@ int main(void) {
     FL(flamia_recipe_preset("mxfp8", &rec));
     EXPECT_STATUS(flamia_cuda_check_finite(NULL, wsb, NULL), FLAMIA_ERR_INVALID, "workspace is NULL");
     EXPECT_STATUS(flamia_cuda_check_finite(ws, 0, NULL), FLAMIA_ERR_INVALID, "workspace_bytes");
-    EXPECT_STATUS(flamia_cuda_check_finite(h, wsb, NULL), FLAMIA_ERR_INVALID, "host memory");
+    static _Alignas(256) unsigned char host_ws[256]; /* aligned, so that what is refused is its kind */
+    EXPECT_STATUS(flamia_cuda_check_finite(host_ws, sizeof host_ws, NULL), FLAMIA_ERR_INVALID, "host memory");
     EXPECT_STATUS(flamia_cuda_check_finite(ws + 16, wsb, NULL), FLAMIA_ERR_INVALID, "aligned");
     {
         const uint16_t nan_bits = 0x7fc0, inf_bits = 0xff80; /* BF16 NaN, -Inf */
