@@ -1,25 +1,29 @@
 #!/bin/bash
-# The quantize pass of the carried build (head) against build/base_lib/libflamia.so (base: an
-# earlier library built here and carried inside build/), alternated ROUNDS times in one
-# command, mxfp8 and mxfp8-exact, medians of 50 CUDA-event timings each; prints a Markdown
-# table. Forty-third session. Usage (device, repo root): bash dev/quantize_ab.sh
+# The quantize pass of several libflamia builds alternated ROUNDS times in one command, mxfp8
+# and mxfp8-exact, medians of 50 CUDA-event timings each; prints a Markdown table against the
+# first. VARIANTS=name=dir,... (default base=build/base_lib,head=): each dir holds a
+# libflamia.so built here and carried inside build/; an empty dir is the carried build itself.
+# Forty-third session. Usage (device, repo root): bash dev/quantize_ab.sh
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 ROUNDS=${ROUNDS:-3}
+VARIANTS=${VARIANTS:-base=build/base_lib,head=}
 WL=16x4096,16x1024,8192+224x256,logu-64k
 mkdir -p /tmp/q
 for r in $(seq 1 $ROUNDS); do
-  for b in head base; do
-    if [ $b = base ]; then lp=$PWD/build/base_lib:$LD_LIBRARY_PATH; else lp=$LD_LIBRARY_PATH; fi
+  for nv in ${VARIANTS//,/ }; do
+    b=${nv%%=*} dir=${nv#*=}
+    if [ -n "$dir" ]; then lp=$PWD/$dir:$LD_LIBRARY_PATH; else lp=$LD_LIBRARY_PATH; fi
     LD_LIBRARY_PATH=$lp build/experiments/latency/latency --workloads $WL --recipes mxfp8,mxfp8-exact \
       --passes quant --warmup 10 --iters 50 --verify-rows 0 --quiet --out /tmp/q/${b}_$r.h5 > /tmp/q/${b}_$r.log 2>&1 ||
       { echo "$b round $r failed"; tail -5 /tmp/q/${b}_$r.log; }
   done
 done
-python3 - /tmp/q $ROUNDS <<'PY'
+python3 - /tmp/q $ROUNDS $VARIANTS <<'PY'
 import sys, statistics as st, h5py
 d, rounds = sys.argv[1], int(sys.argv[2])
+names = [v.split("=")[0] for v in sys.argv[3].split(",")]
 res = {}
-for b in ("base", "head"):
+for b in names:
     for r in range(1, rounds + 1):
         try:
             t = h5py.File("%s/%s_%d.h5" % (d, b, r), "r")["quantize"]
@@ -28,12 +32,14 @@ for b in ("base", "head"):
         for w, rec, ms, fc in zip(t["workload"][...], t["recipe"][...], t["ms"][...], t["frac_copy_measured"][...]):
             res.setdefault((w.decode(), rec.decode(), b), []).append(float(ms))
             res.setdefault((w.decode(), rec.decode(), b + "_copy"), []).append(float(fc))
-print("| workload | recipe | base ms (rounds) | head ms (rounds) | change | head, fraction of copy |")
-print("|---|---|---|---|---|---|")
+print("| workload | recipe | " + " | ".join("%s ms (rounds)" % b for b in names) + " | " +
+      " | ".join("%s vs %s" % (b, names[0]) for b in names[1:]) + " | %s, fraction of copy |" % names[-1])
+print("|---" * (2 * len(names) + 2) + "|")
 for w, rec in sorted({(k[0], k[1]) for k in res}):
-    a, h = res.get((w, rec, "base"), []), res.get((w, rec, "head"), [])
-    if a and h and not rec.endswith("_copy"):
-        print("| %s | %s | %.4f (%s) | %.4f (%s) | %+.1f %% | %.2f |" % (w, rec, st.median(a), " ".join("%.4f" % x for x in a),
-              st.median(h), " ".join("%.4f" % x for x in h), 100 * (st.median(h) / st.median(a) - 1),
-              st.median(res[(w, rec, "head_copy")])))
+    ms = [res.get((w, rec, b), []) for b in names]
+    if all(ms):
+        med = [st.median(x) for x in ms]
+        print("| %s | %s | " % (w, rec) + " | ".join("%.4f (%s)" % (m, " ".join("%.4f" % x for x in xs)) for m, xs in zip(med, ms)) +
+              " | " + " | ".join("%+.1f %%" % (100 * (m / med[0] - 1)) for m in med[1:]) +
+              " | %.2f |" % st.median(res[(w, rec, names[-1] + "_copy")]))
 PY
