@@ -8,13 +8,8 @@
 #     the kernels' only change is one select and shift a 32-token block, so expect 0 %.
 # Usage (device, repo root): bash dev/forty-third_first.sh > $OUT/first.log 2>&1
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
-O=${OUT:-/tmp/flamia-out}
 t0=$(date +%s)
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
-echo "== (1) gpu suite (the carried build)"
-mkdir -p /tmp/suite && OUT=/tmp/suite bash dev/gpu_suite_carried.sh 150
-grep -h "check_finite\|capturing" /tmp/suite/tests/test_gpu_api.log | head -12
-tar czf "$O/suite_logs.tgz" -C /tmp/suite .
+bash dev/forty-third_suite.sh
 echo "== (1) done at $(( $(date +%s) - t0 )) s"
 echo "== (2) PyTorch example"
 for r in mxfp8 mxfp8-exact bf16; do

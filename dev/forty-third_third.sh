@@ -8,13 +8,8 @@
 #     (the loop is the same code) within the rounds' spread, in-loop +1.5 % (second command).
 # Usage (device, repo root): bash dev/forty-third_third.sh > $OUT/third.log 2>&1
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
-O=${OUT:-/tmp/flamia-out}
 t0=$(date +%s)
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
-echo "== (1) gpu suite (the carried build)"
-mkdir -p /tmp/suite && OUT=/tmp/suite bash dev/gpu_suite_carried.sh 150
-grep -h "check_finite\|capturing\|host memory" /tmp/suite/tests/test_gpu_api.log | head -12
-tar czf "$O/suite_logs.tgz" -C /tmp/suite .
+bash dev/forty-third_suite.sh
 echo "== (1) done at $(( $(date +%s) - t0 )) s"
 echo "== (2) quantize: base (deabf7f), in-loop (4e4939f), cold (this build)"
 ROUNDS=4 VARIANTS=base=build/base_lib,inloop=build/inloop_lib,cold= bash dev/quantize_ab.sh
