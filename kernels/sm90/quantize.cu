@@ -68,8 +68,12 @@ constexpr int kThreads = 256;
 #ifndef FLAMIA_QUANT_WB_CTAS
 #define FLAMIA_QUANT_WB_CTAS 2
 #endif
+/* 16 head slots a CTA: each warp converts two (block, slot) pairs a CTA, so the CTA's
+ * cu_seqlens search is paid once per 16 pairs (forty-third session, dev/forty-third_fourth.sh:
+ * against 8, -2.8 % at 16x4096, -6.9 % on 8192+224x256, -2.5 % on logu-64k, -0.3 % at 16x1024;
+ * 24 and 48 gained less or lost, 48 +4 % at 16x1024 where too few CTAs remain) */
 #ifndef FLAMIA_QUANT_WB_SLOTS
-#define FLAMIA_QUANT_WB_SLOTS 8
+#define FLAMIA_QUANT_WB_SLOTS 16
 #endif
 
 /* Where token t < T lands in V^T: its document's flamia_sm90_vt_shift and the zero gap V^T
@@ -692,7 +696,7 @@ cudaError_t flamia_sm90_quantize(const struct flamia_sm90_problem *pb, const uin
     if (e != cudaSuccess) return e;
     if (FLAMIA_QUANT_WARP_BLOCKS && pb->kind == FLAMIA_SM90_MXFP8 && !pb->hadamard &&
         (pb->head_dim == 128 || pb->head_dim == 64)) {
-        /* one warp per (block, head slot): 8 slots per CTA keep its 8 warps busy */
+        /* one warp per (block, head slot), FLAMIA_QUANT_WB_SLOTS slots a CTA */
         qp.heads_per_cta = FLAMIA_QUANT_WB_SLOTS < qp.head_slots ? FLAMIA_QUANT_WB_SLOTS : qp.head_slots;
         const dim3 gwb((unsigned)windows, (unsigned)((qp.head_slots + qp.heads_per_cta - 1) / qp.heads_per_cta));
         void *args[] = {&qp};
