@@ -434,12 +434,14 @@ flamia_status flamia_cuda_check_finite(const void *workspace, size_t workspace_b
     } inputs[] = {{FLAMIA_SM90_BAD_Q, "Q"}, {FLAMIA_SM90_BAD_K, "K"}, {FLAMIA_SM90_BAD_V, "V"},
                   {FLAMIA_SM90_BAD_DOUT, "dO"}};
     char names[64] = "";
-    for (const auto &in : inputs)
+    int known = 0; /* the bits the table names */
+    for (const auto &in : inputs) {
+        known |= in.bit;
         if (flag & in.bit) {
             if (names[0]) strcat(names, ", ");
             strcat(names, in.name);
         }
-    const int known = FLAMIA_SM90_BAD_Q | FLAMIA_SM90_BAD_K | FLAMIA_SM90_BAD_V | FLAMIA_SM90_BAD_DOUT;
+    }
     if (flag & ~known) /* only a workspace no quantize call has filled holds other bits */
         return flamia_fail(FLAMIA_ERR_INVALID,
                            "%s: the workspace's record reads 0x%x, which no call writes: was it filled by "

@@ -487,7 +487,7 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
     const int slot0 = blockIdx.y * p.heads_per_cta;
     const int slot1 = min(slot0 + p.heads_per_cta, p.head_slots);
     const int npairs = nb * (slot1 - slot0);
-    uint32_t bad_tensors = 0; /* as in quantize_kernel */
+    uint32_t bad_tensors = 0; /* 1 << ti for a tensor with an Inf or NaN (|bf16| bits >= 0x7f80) */
 
     for (int pr = warp; pr < npairs; pr += kThreads / 32) {
         const int j = pr % nb, slot = slot0 + pr / nb;
