@@ -133,6 +133,16 @@ rule table_osum_ablation:
         "{PY} {RENDER} osum_ablation --md {output.md} --tex {output.tex} --config {params.cfg:q} "
         "h5totsv={input.tool} {params.files}"
 
+TABLES += ["paper_tables/packed_memory.%s" % ext for ext in ("md", "tex")]
+
+rule table_packed_memory:
+    input: h5=gpu_files("packed_memory_gpu"), tool=H5TOTSV, deps=RENDER_DEPS
+    output: md="paper_tables/packed_memory.md", tex="paper_tables/packed_memory.tex"
+    params: cfg=CONFIG_JSON, files=gpu_inputs(packed="packed_memory_gpu")
+    shell:
+        "{PY} {RENDER} packed_memory --md {output.md} --tex {output.tex} --config {params.cfg:q} "
+        "h5totsv={input.tool} {params.files}"
+
 rule table_b_leak_gpu:
     input: h5=gpu_files("leak_probe_gpu", "leak_probe_outliers_gpu"), tool=H5TOTSV, deps=RENDER_DEPS
     output:
@@ -192,3 +202,6 @@ rule deterministic:
 
 rule osum_ablation:
     input: rules.table_osum_ablation.output
+
+rule packed_memory:
+    input: rules.table_packed_memory.output

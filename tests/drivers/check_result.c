@@ -7,7 +7,8 @@
  * rows and every column as many values as the table has rows, and values the numerics
  * promise (docs/numerics.md 6): bf16 and mxfp8-exact leak exactly 0, mx-floor leaks,
  * cosines in range, zero rates ordered, scheduler efficiencies in (0, 1], a matched step
- * equal to itself and P-format mismatches visible.
+ * equal to itself, P-format mismatches visible, and packed and padded documents giving the
+ * same outputs.
  * Prints "N passed, N failed" and exits non-zero on any failure.
  *
  *   check_result --expect-fail DRIVER [args...]    the driver must exit non-zero and
@@ -170,6 +171,24 @@ static void check_sched(const xr_file *f) {
     for (size_t r = 0; bt && r < bt->n; r++) check(bt->f[r] >= 0, "sched_ablation: negative build time%s%s", "", "");
 }
 
+/* packed vs padded: the real tokens' outputs bit-identical (document-aligned blocks, tiles and
+ * frames; padding after every real token), padding never smaller, times measured */
+static void check_packed(const xr_file *f) {
+    static const char *outs[] = {"differing_o", "differing_lse", "differing_dq", "differing_dk", "differing_dv"};
+    const xr_col *w = col(f, "packed_memory", "workload"), *pt = col(f, "packed_memory", "packed_tokens"),
+                 *qt = col(f, "packed_memory", "padded_tokens"), *pb = col(f, "packed_memory", "packed_tensor_bytes"),
+                 *qb = col(f, "packed_memory", "padded_tensor_bytes"), *pm = col(f, "packed_memory", "packed_train_ms"),
+                 *qm = col(f, "packed_memory", "padded_train_ms");
+    for (size_t r = 0; w && pt && qt && pb && qb && pm && qm && r < w->n; r++) {
+        check(qt->f[r] >= pt->f[r] && qb->f[r] >= pb->f[r], "packed_memory %s: padded smaller than packed%s", w->s[r], "");
+        check(pm->f[r] >= 0 && qm->f[r] >= 0, "packed_memory %s: no time measured%s", w->s[r], "");
+        for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+            const xr_col *d = col(f, "packed_memory", outs[i]);
+            check(d && d->f[r] == 0, "packed_memory %s: padded and packed outputs differ (%s)", w->s[r], outs[i]);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "--expect-fail")) {
         const char *out = NULL;
@@ -212,6 +231,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(exp, "ds_underflow")) check_ds(&f);
             else if (!strcmp(exp, "sched_ablation")) check_sched(&f);
             else if (!strcmp(exp, "mismatch")) check_mismatch(&f);
+            else if (!strcmp(exp, "packed_memory")) check_packed(&f);
             xr_free(&f);
         }
     }

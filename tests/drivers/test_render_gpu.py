@@ -108,6 +108,23 @@ if osum:
 md, _ = run("osum_ablation", "osum-none", md2=False)
 check("Needs a GPU run" in md and not rows(md), "O-sum ablation without a measurement")
 
+# packed vs padded: a CPU run of the driver renders like the GPU's (no workspace there)
+packed_driver = os.path.join(os.path.dirname(accuracy_driver), "packed_memory")
+pm_h5 = os.path.join(tmp, "packed.h5")
+subprocess.run([packed_driver, "--out", pm_h5, "--workloads", "40+7+1,3x9", "--heads", "2", "--recipes",
+                "mxfp8", "--quiet"], check=True)
+md, _ = run("packed_memory", "packed", "packed=" + pm_h5, md2=False)
+r = rows(md)
+check(len(r) == 2 and all(len(cells(x)) == 12 and cells(x)[11] == "bit-identical" for x in r),
+      "packed vs padded: a row per workload, real-token outputs bit-identical")
+check(cells(r[0])[4] == "48 / 120" and cells(r[0])[7].endswith("x"), "packed vs padded: tokens and the ratio")
+packed = sorted(glob.glob(os.path.join(root, "data", "measured", "*", "packed_memory_gpu.h5")))
+if packed:
+    md, _ = run("packed_memory", "packed-gpu", "packed=" + packed[0], md2=False)
+    check(rows(md) and "NVIDIA" in md and "commit" in md, "packed vs padded (GPU): rows, the GPU and the commit")
+md, _ = run("packed_memory", "packed-none", md2=False)
+check("Needs a GPU run" in md and not rows(md), "packed vs padded without a measurement")
+
 # nothing measured: a table that says so, and no numbers
 md, md2 = run("accuracy_gpu", "none")
 check("Needs a GPU run" in md and not rows(md) and "Needs a GPU run" in md2, "accuracy_gpu without a measurement")

@@ -1,0 +1,30 @@
+/* packed_memory.h - the two sides of experiments/packed_memory: the driver (main.c) and its
+ * GPU run (gpu_run.c, built with CUDA only; a stub that refuses otherwise). */
+#ifndef FLAMIA_PACKED_MEMORY_H
+#define FLAMIA_PACKED_MEMORY_H
+
+#include "xp.h"
+
+/* What one training call on one layout held and took. */
+typedef struct {
+    double tensor_bytes;    /* the caller's tensors: Q, K, V, dO, O, dQ, dK, dV, lse, cu_seqlens */
+    double workspace_bytes; /* flamia_cuda_workspace_size (NaN on the CPU) */
+    double device_bytes;    /* cudaMemGetInfo: free before the allocations minus free after the
+                               timed calls (NaN on the CPU) */
+    double train_ms;        /* median time of one training call (quantize + forward + backward) */
+    int out_of_memory;      /* 1: an allocation failed; the sizes are counted, nothing measured */
+} pm_cost;
+
+/* Tokens [t0, t1) of document d of layout `lay` hold document d of the packed workload `w`
+ * (t1 - t0 = w's length of d); the rest of lay's document is padding (zero inputs). */
+
+/* The training call on the GPU on layout `lay` (w itself, or w's documents padded): the packed
+ * inputs `in` placed into lay's documents on the device (padding zero). When `real` is not NULL
+ * one call runs with deterministic dQ first and the real tokens' outputs come back into it
+ * (w's packed shape). Then `warmup` untimed and `iters` timed calls (default dQ mode), timed by
+ * CUDA events. An allocation that fails sets out_of_memory and returns 0 (a result, not an
+ * error). Returns 0, or -1 with a message on stderr. */
+int pm_gpu_run(const flamia_recipe *rc, const xp_workload *w, const xp_workload *lay, const xp_inputs *in,
+               int warmup, int iters, xp_result *real, pm_cost *cost);
+
+#endif
