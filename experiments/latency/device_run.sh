@@ -12,7 +12,7 @@ STEPS=${*:-tests ours peers}
 has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 MESON="meson"; command -v meson >/dev/null || MESON="python3 -m mesonbuild.mesonmain"
 B=build-device
-WORKLOADS=${WORKLOADS:-4x4096 16x4096 16x1024 64x1024 8192+32x256 8192+224x256 logu-16k logu-64k}
+WORKLOADS=${WORKLOADS:-4x4096 16x4096 16x1024 64x1024 8192+32x256 8192+224x256 logu-16k logu-64k gqa-16x1024}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 if [ ! -f $B/build.ninja ]; then
   $MESON setup $B -Dcuda=enabled -Dexperiments=enabled >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }

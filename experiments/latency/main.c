@@ -341,7 +341,7 @@ int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("latency");
     o.backend = "cuda";
     o.backends_supported = 2;
-    o.workloads = "4x4096,16x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,logu-64k";
+    o.workloads = "4x4096,16x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,logu-64k,gqa-16x1024";
     o.recipes = "mxfp8,mxfp8-exact,bf16";
     driver_args args = {.warmup = 10, .iters = 50, .verify_rows = 256, .passes = P_ALL, .deterministic = 0,
                         .o_sum = -1, .budget = 10.0, .passes_arg = "quant,fwd,fwd+quant,bwd,train"};

@@ -2,7 +2,8 @@
 """peers.py - Table A, the peers' side: attention latency of PyTorch's kernels on the
 same GPU, in the same device command as experiments/latency (our kernels).
 
-Peers (BF16, causal, 16 heads, d=128 unless the layouts say otherwise):
+Peers (BF16, causal, 16 heads, d=128 unless the layouts say otherwise; a GQA workload's K and V
+get the key/value heads of our timings and the peers share them by enable_gqa, varlen_attn natively):
   cudnn-bf16   torch SDPA, cuDNN backend, batched [B, H, L, D] (equal-length workloads)
   flash-bf16   torch SDPA, FlashAttention-2 backend, batched (equal-length workloads)
   varlen-bf16  torch.nn.attention.varlen.varlen_attn, packed, window (-1, 0) (all workloads)
@@ -62,10 +63,16 @@ def load_layouts(path):
         g = f["layouts"]
         names = [s.decode() if isinstance(s, bytes) else str(s) for s in g["workload"][...]]
         lens = g["length"][...].astype(np.int64)
+        # key/value heads per workload (GQA) from our timings; the query heads' count otherwise
+        kv = {}
+        if "timings" in f and "heads_kv" in f["timings"]:
+            t = f["timings"]
+            for n, h in zip(t["workload"][...], t["heads_kv"][...]):
+                kv[n.decode() if isinstance(n, bytes) else str(n)] = int(h)
     out = {}
     for n, l in zip(names, lens):
         out.setdefault(n, []).append(int(l))
-    return out
+    return out, kv
 
 
 def bench(torch, fn, warmup, iters):
@@ -90,7 +97,7 @@ def main():
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    layouts = load_layouts(a.layouts)
+    layouts, kv_heads = load_layouts(a.layouts)
     wls = [w for w in (a.workloads.split(",") if a.workloads else layouts.keys()) if w]
     systems = [s for s in a.systems.split(",") if s]
     passes = [p for p in a.passes.split(",") if p]
@@ -111,11 +118,11 @@ def main():
     except ImportError:
         pass
 
-    def add(w, lens, system, pas, ms, mn, iters, note=""):
+    def add(w, lens, system, pas, ms, mn, iters, note="", Hkv=H):
         pairs = sum(l * (l + 1) / 2 for l in lens)
         fl = 4.0 * D * H * pairs * (3.5 if pas == "fwdbwd" else 1.0)
         rows.append(dict(workload=w, system=system, **{"pass": pas}, total_tokens=sum(lens), num_docs=len(lens),
-                         heads_q=H, heads_kv=H, head_dim=D, ms=ms, ms_min=mn, iters=iters, flops=fl,
+                         heads_q=H, heads_kv=Hkv, head_dim=D, ms=ms, ms_min=mn, iters=iters, flops=fl,
                          tflops=fl / (ms * 1e-3) / 1e12 if ms == ms else float("nan"), note=note))
         print(f"  {w:14s} {system:12s} {pas:7s} {ms:9.3f} ms {rows[-1]['tflops']:7.1f} TFLOP/s {note}",
               flush=True)
@@ -124,9 +131,11 @@ def main():
         lens = layouts[w]
         T = sum(lens)
         equal = len(set(lens)) == 1
+        Hkv = kv_heads.get(w, H)
+        gqa = dict(enable_gqa=True) if Hkv != H else {}  # K, V with fewer heads, shared by query groups
         q = torch.randn(T, H, D, device=dev, dtype=torch.bfloat16, generator=gen)
-        k = torch.randn(T, H, D, device=dev, dtype=torch.bfloat16, generator=gen)
-        v = torch.randn(T, H, D, device=dev, dtype=torch.bfloat16, generator=gen)
+        k = torch.randn(T, Hkv, D, device=dev, dtype=torch.bfloat16, generator=gen)
+        v = torch.randn(T, Hkv, D, device=dev, dtype=torch.bfloat16, generator=gen)
         do = torch.randn(T, H, D, device=dev, dtype=torch.bfloat16, generator=gen)
         cu = torch.tensor([0] + list(np.cumsum(lens)), device=dev, dtype=torch.int32)
         maxlen = max(lens)
@@ -144,14 +153,14 @@ def main():
                         B, L = len(lens), lens[0]
                         backend = SDPBackend.CUDNN_ATTENTION if system == "cudnn-bf16" else SDPBackend.FLASH_ATTENTION
                         # packed [T, H, D] viewed as [B, L, H, D] -> [B, H, L, D] (strided, no copy)
-                        qb, kb, vb = (x.view(B, L, H, D).transpose(1, 2) for x in (qq, kk, vv))
+                        qb, kb, vb = (x.view(B, L, x.shape[1], D).transpose(1, 2) for x in (qq, kk, vv))
                         dob = do.view(B, L, H, D).transpose(1, 2)
 
                         # gradients of qb, kb, vb: the attention backward alone, without the
                         # copy that the view/transpose back to [T, H, D] could add
                         def run(qb=qb, kb=kb, vb=vb, dob=dob, backend=backend, bwd=bwd):
                             with sdpa_kernel([backend]):
-                                o = F.scaled_dot_product_attention(qb, kb, vb, is_causal=True)
+                                o = F.scaled_dot_product_attention(qb, kb, vb, is_causal=True, **gqa)
                             if bwd:
                                 torch.autograd.grad(o, (qb, kb, vb), dob)
                     elif system == "varlen-bf16":
@@ -187,16 +196,16 @@ def main():
                         # backward through autograd of the compiled call (the block mask carries
                         # the backward's block lists too)
                         def run(bwd=bwd, qf=qf, kf=kf, vf=vf, bm=flex_bm, dof=dof):
-                            o = flex_fn(qf, kf, vf, block_mask=bm)
+                            o = flex_fn(qf, kf, vf, block_mask=bm, **gqa)
                             if bwd:
                                 torch.autograd.grad(o, (qf, kf, vf), dof)
                     else:
                         raise ValueError(f"unknown system {system}")
                     ms, mn = bench(torch, run, a.warmup, a.iters)
-                    add(w, lens, system, pas, ms, mn, a.iters)
+                    add(w, lens, system, pas, ms, mn, a.iters, Hkv=Hkv)
                 except Exception as e:  # a peer that cannot run is a row with a note, not a crash
                     traceback.print_exc()
-                    add(w, lens, system, pas, float("nan"), float("nan"), 0, f"{type(e).__name__}: {e}"[:200])
+                    add(w, lens, system, pas, float("nan"), float("nan"), 0, f"{type(e).__name__}: {e}"[:200], Hkv=Hkv)
                     torch.cuda.empty_cache()  # an out-of-memory failure must not starve the next peer
         del q, k, v, do, flex_bm
         torch.cuda.empty_cache()
