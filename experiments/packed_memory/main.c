@@ -166,6 +166,10 @@ static void add_columns(xp_table *t) {
                  "elements of %s at real tokens whose bits differ between the padded and the packed run "
                  "(-1: not compared, padded out of memory)", outs[i]);
         xp_table_col(t, name, XP_I64, "elements", desc);
+        snprintf(name, sizeof name, "change_%s", outs[i]);
+        snprintf(desc, sizeof desc, "||%s padded - %s packed||_F / ||%s packed||_F over the real tokens (NaN: not compared)",
+                 outs[i], outs[i], outs[i]);
+        xp_table_col(t, name, XP_F64, "1", desc);
     }
 }
 
@@ -247,7 +251,12 @@ int main(int argc, char **argv) {
                                      cmp ? differing(a->dq, b->dq, a->nq) : -1, cmp ? differing(a->dk, b->dk, a->nkv) : -1,
                                      cmp ? differing(a->dv, b->dv, a->nkv) : -1};
             static const char *dcol[5] = {"differing_o", "differing_lse", "differing_dq", "differing_dk", "differing_dv"};
+            static const char *ccol[5] = {"change_o", "change_lse", "change_dq", "change_dk", "change_dv"};
+            const float *pa[5] = {a->o, a->lse, a->dq, a->dk, a->dv}, *pb[5] = {b->o, b->lse, b->dq, b->dk, b->dv};
+            const int width[5] = {w->heads_q, 1, w->heads_q, w->heads_kv, w->heads_kv}; /* rows as [T][width][D or 1] */
             for (int i = 0; i < 5; i++) {
+                xp_set_f(t, ccol[i], cmp ? xp_rel_fro_change(pb[i], pa[i], 0, w->total_tokens, width[i],
+                                                             i == 1 ? w->heads_q : w->head_dim) : NAN);
                 xp_set_i(t, dcol[i], diff[i]);
                 if (diff[i] > 0) {
                     total_differing += diff[i];

@@ -87,6 +87,10 @@ static cmp_t compare(const uint16_t *gpu, const float *ref, const double *f64, s
  * document's first block see only all-zero V blocks (the forward's V-exponent floor,
  * FLAMIA_SM90_FWD_E_MIN in sm90_launch.h; test_gpu_forward has the same case). */
 static int g_zero_v_starts;
+/* Set for one case: Q, K, V and dO zero on the last 40 tokens of every document, a padded
+ * document's tail (test_gpu_forward has the forward's side: mxfp8's O and lse were NaN on
+ * those rows, and through P every dK and dV of the document). */
+static int g_zero_ends;
 
 static void run_case(const char *label, const char *preset, int hadamard, int causal, const int32_t *cu, int ndocs,
                      int Hq, int Hkv, rng_t *r) {
@@ -103,6 +107,12 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     fill_bf16(r, g, bg, nq, 1e-2);
     scale_channels(r, k, bk, (size_t)T * Hkv, D, 3, 8.0f); /* outlier K channels */
     if (g_zero_v_starts) zero_doc_starts(v, bv, cu, ndocs, (size_t)Hkv * D, 40);
+    if (g_zero_ends) {
+        zero_doc_ends(q, bq, cu, ndocs, (size_t)Hq * D, 40);
+        zero_doc_ends(k, bk, cu, ndocs, (size_t)Hkv * D, 40);
+        zero_doc_ends(v, bv, cu, ndocs, (size_t)Hkv * D, 40);
+        zero_doc_ends(g, bg, cu, ndocs, (size_t)Hq * D, 40);
+    }
     flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
 
     int32_t *dcu = dmalloc((ndocs + 1) * 4);
@@ -284,6 +294,11 @@ int main(void) {
         g_zero_v_starts = 1;
         run_case("random packed, zero V at document starts", p, 0, 1, cu, n, 4, 2, &r);
         g_zero_v_starts = 0;
+        n = random_lens(&r, 900, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        g_zero_ends = 1;
+        run_case("random packed, zero Q K V dO at document ends", p, 0, 1, cu, n, 4, 2, &r);
+        g_zero_ends = 0;
     }
     int n = random_lens(&r, 1000, lens, CAP);
     cu_from_lens(lens, n, cu);

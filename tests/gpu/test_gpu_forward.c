@@ -60,6 +60,11 @@ static int g_negative_rows;
  * FLAMIA_SM90_FWD_E_MIN in sm90_launch.h). */
 static int g_zero_v_starts;
 
+/* Set for one case: Q, K and V zero on the last 40 tokens of every document, a padded
+ * document's tail. mxfp8's score factor 2^eK_b c_i underflowed to 0 there, and the diagonal
+ * tile's masked pairs gave NaN (O, lse of those rows; found by experiments/packed_memory). */
+static int g_zero_ends;
+
 /* Set for one case: V + 1 (a nonzero mean). The FP8 tensor core's accumulation truncates
  * small new P V terms against a large running O: a downward bias that grows with the row's
  * length and cancels under zero-mean V (numerics.md 8). The forward adds its accumulator into
@@ -98,6 +103,11 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
             for (size_t i = t * Hq * D; i < (t + 1) * Hq * D; i++) q[i] = fabsf(q[i]), bq[i] &= 0x7fffu;
     }
     if (g_zero_v_starts) zero_doc_starts(v, bv, cu, ndocs, (size_t)Hkv * D, 40);
+    if (g_zero_ends) {
+        zero_doc_ends(q, bq, cu, ndocs, (size_t)Hq * D, 40);
+        zero_doc_ends(k, bk, cu, ndocs, (size_t)Hkv * D, 40);
+        zero_doc_ends(v, bv, cu, ndocs, (size_t)Hkv * D, 40);
+    }
     if (g_v_mean != 0) add_mean(v, bv, nk, g_v_mean);
 
     /* CPU reference of the same recipe, and the FP64 textbook for scale */
@@ -290,6 +300,11 @@ int main(void) {
         g_zero_v_starts = 1;
         run_case("random packed, zero V at document starts", p, 0, 1, cu, n, 4, 2, 128, 1.0, 1.0, -1, &r);
         g_zero_v_starts = 0;
+        n = random_lens(&r, 900, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        g_zero_ends = 1;
+        run_case("random packed, zero Q K V at document ends", p, 0, 1, cu, n, 4, 2, 128, 1.0, 1.0, -1, &r);
+        g_zero_ends = 0;
         lens[0] = 3000;
         cu_from_lens(lens, 1, cu);
         g_v_mean = 1.0;

@@ -98,6 +98,18 @@ static inline void zero_doc_starts(float *x, uint16_t *b, const int32_t *cu, int
     }
 }
 
+/* The last `tokens` tokens of every document (all of a shorter one) zeroed, as zero_doc_starts:
+ * a padded document's tail (Q, K, V and dO all zero there; experiments/packed_memory). */
+static inline void zero_doc_ends(float *x, uint16_t *b, const int32_t *cu, int ndocs, size_t width, int tokens) {
+    for (int d = 0; d < ndocs; d++) {
+        const int start = cu[d + 1] - tokens > cu[d] ? cu[d + 1] - tokens : cu[d];
+        for (size_t i = (size_t)start * width; i < (size_t)cu[d + 1] * width; i++) {
+            x[i] = 0.f;
+            if (b) b[i] = 0;
+        }
+    }
+}
+
 /* x += mean on every element, kept BF16-representable (b: the BF16 image, may be NULL) */
 static inline void add_mean(float *x, uint16_t *b, size_t n, double mean) {
     for (size_t i = 0; i < n; i++) {
