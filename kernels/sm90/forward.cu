@@ -385,13 +385,19 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                 /* numerics.md 3.3: t = fl(u cc), E(t, M'_b) with M'_b the folded frame (an
                  * integer); the rounded part sees t alone, as in the backward. A masked
                  * u = -inf gives ex2(-inf) = 0 (the split: 0 by the select). */
-                const float t = __fmul_rn(u, cc[hh][b]);
-                float ev = SPLIT ? exp_frame_split(t, Mf[hh][b]) : exp_frame_direct(t, sc[hh][b]);
+                float t = __fmul_rn(u, cc[hh][b]);
                 /* mxfp8: cc = 2^eK_b c_i underflows to 0 for an all-zero Q block against an
-                 * all-zero K block (a padded document's tail), and a masked u = -inf then gives
-                 * t = NaN (found by experiments/packed_memory): masked pairs are 0 by the select.
-                 * mxfp8-exact's cc = c_i >= 2^-130 and bf16's c never vanish. */
-                if (MASK && (SPLIT || KIND == KIND_BLOCK)) ev = (u == -INFINITY) ? 0.f : ev;
+                 * all-zero K block (a padded document's tail), and a masked u = -inf then gave
+                 * t = NaN (found by experiments/packed_memory): back to -inf by one FMNMX (the
+                 * number where t is one). mxfp8-exact's cc = c_i >= 2^-130 and bf16's c never vanish. */
+                if (MASK && KIND == KIND_BLOCK) t = fmaxf(t, -INFINITY);
+                float ev;
+                if (SPLIT) {
+                    ev = exp_frame_split(t, Mf[hh][b]);
+                    if (MASK) ev = (u == -INFINITY) ? 0.f : ev;
+                } else {
+                    ev = exp_frame_direct(t, sc[hh][b]);
+                }
                 if (KIND == KIND_BLOCK) {
                     l_run[hh] = fmaf(ev, rvg[hh][b], l_run[hh]);
                     pv[2 * hh + e] = ev;
