@@ -133,32 +133,30 @@ static void add_columns(xp_table *t) {
     xp_table_col(t, "recipe", XP_STR, "", "recipe preset");
     xp_table_col(t, "num_docs", XP_I64, "documents", "documents in the microbatch");
     xp_table_col(t, "max_len", XP_I64, "tokens", "the longest document: the padded slot length");
+    /* per layout: "<layout>_<suffix>" */
+    static const struct {
+        const char *suffix;
+        xp_coltype type;
+        const char *units, *what;
+    } cols[] = {
+        {"tokens", XP_I64, "tokens", "token rows of the tensors"},
+        {"tensor_bytes", XP_F64, "B",
+         "the caller's Q, K, V, dO, O, dQ, dK, dV, lse and cu_seqlens as the backend holds them (cuda: BF16, lse "
+         "FP32; cpu: FP32)"},
+        {"workspace_bytes", XP_F64, "B", "flamia_cuda_workspace_size (NaN on the CPU)"},
+        {"device_bytes", XP_F64, "B",
+         "device memory the run held, free before its allocations minus free after its timed calls "
+         "(cudaMemGetInfo; NaN on the CPU or out of memory)"},
+        {"train_ms", XP_F64, "ms", "one training call (quantize + forward + backward), median"},
+        {"out_of_memory", XP_I64, "1", "1 when its allocations did not fit on the GPU"},
+    };
     char name[64], desc[256];
-    for (int l = 0; l < 2; l++) {
-        const char *L = kLayouts[l];
-        snprintf(name, sizeof name, "%s_tokens", L);
-        snprintf(desc, sizeof desc, "token rows of the %s tensors", L);
-        xp_table_col(t, name, XP_I64, "tokens", desc);
-        snprintf(name, sizeof name, "%s_tensor_bytes", L);
-        snprintf(desc, sizeof desc,
-                 "%s layout: the caller's Q, K, V, dO, O, dQ, dK, dV, lse and cu_seqlens as the backend holds "
-                 "them (cuda: BF16, lse FP32; cpu: FP32)", L);
-        xp_table_col(t, name, XP_F64, "B", desc);
-        snprintf(name, sizeof name, "%s_workspace_bytes", L);
-        snprintf(desc, sizeof desc, "%s layout: flamia_cuda_workspace_size (NaN on the CPU)", L);
-        xp_table_col(t, name, XP_F64, "B", desc);
-        snprintf(name, sizeof name, "%s_device_bytes", L);
-        snprintf(desc, sizeof desc,
-                 "%s layout: device memory the run held, free before its allocations minus free after its "
-                 "timed calls (cudaMemGetInfo; NaN on the CPU or out of memory)", L);
-        xp_table_col(t, name, XP_F64, "B", desc);
-        snprintf(name, sizeof name, "%s_train_ms", L);
-        snprintf(desc, sizeof desc, "%s layout: one training call (quantize + forward + backward), median", L);
-        xp_table_col(t, name, XP_F64, "ms", desc);
-        snprintf(name, sizeof name, "%s_out_of_memory", L);
-        snprintf(desc, sizeof desc, "%s layout: 1 when its allocations did not fit on the GPU", L);
-        xp_table_col(t, name, XP_I64, "1", desc);
-    }
+    for (int l = 0; l < 2; l++)
+        for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
+            snprintf(name, sizeof name, "%s_%s", kLayouts[l], cols[c].suffix);
+            snprintf(desc, sizeof desc, "%s layout: %s", kLayouts[l], cols[c].what);
+            xp_table_col(t, name, cols[c].type, cols[c].units, desc);
+        }
     static const char *outs[5] = {"o", "lse", "dq", "dk", "dv"};
     for (int i = 0; i < 5; i++) {
         snprintf(name, sizeof name, "differing_%s", outs[i]);
