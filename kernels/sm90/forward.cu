@@ -386,11 +386,12 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                  * integer); the rounded part sees t alone, as in the backward. A masked
                  * u = -inf gives ex2(-inf) = 0 (the split: 0 by the select). */
                 float t = __fmul_rn(u, cc[hh][b]);
-                /* mxfp8: cc = 2^eK_b c_i underflows to 0 for an all-zero Q block against an
-                 * all-zero K block (a padded document's tail), and a masked u = -inf then gave
-                 * t = NaN (found by experiments/packed_memory): back to -inf by one FMNMX (the
-                 * number where t is one). mxfp8-exact's cc = c_i >= 2^-130 and bf16's c never vanish. */
-                if (MASK && KIND == KIND_BLOCK) t = fmaxf(t, -INFINITY);
+                /* A masked u = -inf times a factor that underflowed to 0 gave t = NaN: mxfp8's
+                 * cc = 2^eK_b c_i for an all-zero Q block against an all-zero K block (a padded
+                 * document's tail; found by experiments/packed_memory), mxfp8-exact's c_i =
+                 * c 2^eQ_i for an all-zero Q block under a softmax scale below ~2^-23, bf16's c
+                 * below 2^-149. Back to -inf by one FMNMX (the same number where t is one). */
+                if (MASK) t = fmaxf(t, -INFINITY);
                 float ev;
                 if (SPLIT) {
                     ev = exp_frame_split(t, Mf[hh][b]);

@@ -64,6 +64,9 @@ static int g_zero_v_starts;
  * document's tail. mxfp8's score factor 2^eK_b c_i underflowed to 0 there, and the diagonal
  * tile's masked pairs gave NaN (O, lse of those rows; found by experiments/packed_memory). */
 static int g_zero_ends;
+/* softmax scale of the cases (0: the default 1/sqrt(D)); 2^-40 with zero Q blocks made
+ * mxfp8-exact's row factor c 2^eQ underflow to 0 as well */
+static float g_softmax_scale;
 
 /* Set for one case: V + 1 (a nonzero mean). The FP8 tensor core's accumulation truncates
  * small new P V terms against a large running O: a downward bias that grows with the row's
@@ -111,7 +114,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     if (g_v_mean != 0) add_mean(v, bv, nk, g_v_mean);
 
     /* CPU reference of the same recipe, and the FP64 textbook for scale */
-    flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
+    flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, g_softmax_scale, max_len(cu, ndocs)};
     float *o_ref = xmalloc(nq * 4), *lse_ref = xmalloc((size_t)T * Hq * 4);
     FL(flamia_ref_forward(&rec, &hs, q, k, v, o_ref, lse_ref));
     double *o64 = xmalloc(nq * 8), *lse64 = xmalloc((size_t)T * Hq * 8);
@@ -304,6 +307,9 @@ int main(void) {
         cu_from_lens(lens, n, cu);
         g_zero_ends = 1;
         run_case("random packed, zero Q K V at document ends", p, 0, 1, cu, n, 4, 2, 128, 1.0, 1.0, -1, &r);
+        g_softmax_scale = 0x1p-40f;
+        run_case("zero Q K V at document ends, scale 2^-40", p, 0, 1, cu, n, 4, 2, 128, 1.0, 1.0, -1, &r);
+        g_softmax_scale = 0.f;
         g_zero_ends = 0;
         lens[0] = 3000;
         cu_from_lens(lens, 1, cu);
