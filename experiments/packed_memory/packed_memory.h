@@ -15,11 +15,9 @@ typedef struct {
     int out_of_memory;      /* 1: an allocation failed; the sizes are counted, nothing measured */
 } pm_cost;
 
-/* Tokens [t0, t1) of document d of layout `lay` hold document d of the packed workload `w`
- * (t1 - t0 = w's length of d); the rest of lay's document is padding (zero inputs). */
-
-/* The training call on the GPU on layout `lay` (w itself, or w's documents padded): the packed
- * inputs `in` placed into lay's documents on the device (padding zero). When `real` is not NULL
+/* The training call on the GPU on layout `lay` (w itself, or w's documents padded): document d
+ * of the packed inputs `in` goes to the start of lay's document d on the device, the rest of
+ * that document is padding (zero inputs). When `real` is not NULL
  * one call runs with deterministic dQ first and the real tokens' outputs come back into it
  * (w's packed shape). Then `warmup` untimed and `iters` timed calls (default dQ mode), timed by
  * CUDA events. An allocation that fails sets out_of_memory and returns 0 (a result, not an
