@@ -4,9 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flamia_formats.h"
 #include "xp.h"
 
 /* ---------------------------------------------------------------- inputs */
+uint16_t *xp_to_bf16(const float *x, size_t n) {
+    uint16_t *b = xp_xmalloc(sizeof(uint16_t) * (n ? n : 1));
+    for (size_t i = 0; i < n; i++) b[i] = flamia_bf16_bits(x[i]);
+    return b;
+}
+
+void xp_from_bf16(const uint16_t *b, float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = flamia_bf16_value(b[i]);
+}
+
 xp_input_cfg xp_input_defaults(void) {
     xp_input_cfg c = {4, 20.0f, 1.0f};
     return c;

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamia_formats.h"
 #include "xp.h"
 
 #ifdef XP_HAVE_CUDA
@@ -39,16 +38,6 @@ const char *xp_cuda_runtime(void) {
             goto fail;                                                                         \
         }                                                                                      \
     } while (0)
-
-static uint16_t *to_bf16(const float *x, size_t n) {
-    uint16_t *b = xp_xmalloc(sizeof(uint16_t) * n);
-    for (size_t i = 0; i < n; i++) b[i] = flamia_bf16_bits(x[i]);
-    return b;
-}
-
-static void from_bf16(const uint16_t *b, float *x, size_t n) {
-    for (size_t i = 0; i < n; i++) x[i] = flamia_bf16_value(b[i]);
-}
 
 /* the forward's device state: BF16 Q, K, V, the document offsets, the workspace, O and lse */
 typedef struct {
@@ -74,7 +63,7 @@ static int dev_fwd_setup(dev_fwd *d, const flamia_recipe *rc, const xp_workload 
     int rv = -1;
     flamia_status st;
     memset(d, 0, sizeof *d);
-    uint16_t *hq = to_bf16(in->q, in->nq), *hk = to_bf16(in->k, in->nkv), *hv = to_bf16(in->v, in->nkv);
+    uint16_t *hq = xp_to_bf16(in->q, in->nq), *hk = xp_to_bf16(in->k, in->nkv), *hv = xp_to_bf16(in->v, in->nkv);
     d->s = xp_workload_shape(w);
     CK(cudaMalloc(&d->cu, sizeof(int32_t) * (size_t)(w->num_docs + 1)));
     CK(cudaMemcpy(d->cu, w->cu_seqlens, sizeof(int32_t) * (size_t)(w->num_docs + 1), cudaMemcpyHostToDevice));
@@ -110,19 +99,18 @@ static int dev_fwd_forward(dev_fwd *d, const flamia_recipe *rc, const xp_workloa
     return -1;
 }
 
-/* after the calls: quantize's non-finite flag (workspace word 0) clear, O and lse to the host */
+/* after the calls: the workspace's non-finite record clear (flamia_cuda_check_finite), O and
+ * lse to the host */
 static int dev_fwd_fetch(dev_fwd *d, const flamia_recipe *rc, const xp_workload *w, size_t nq, float *o, float *lse) {
     int rv = -1;
     uint16_t *hbuf = xp_xmalloc(sizeof(uint16_t) * nq);
     CK(cudaDeviceSynchronize());
-    int32_t flag = 0;
-    CK(cudaMemcpy(&flag, d->ws, sizeof flag, cudaMemcpyDeviceToHost));
-    if (flag) {
-        fprintf(stderr, "error: CUDA quantize flagged non-finite inputs (%s, %s)\n", rc->name, w->name);
+    if (flamia_cuda_check_finite(d->ws, d->wsb, NULL) != FLAMIA_OK) {
+        fprintf(stderr, "error: %s (%s, %s)\n", flamia_last_error(), rc->name, w->name);
         goto fail;
     }
     CK(cudaMemcpy(hbuf, d->o, 2 * nq, cudaMemcpyDeviceToHost));
-    from_bf16(hbuf, o, nq);
+    xp_from_bf16(hbuf, o, nq);
     if (lse) CK(cudaMemcpy(lse, d->lse, sizeof(float) * (size_t)w->total_tokens * (size_t)w->heads_q, cudaMemcpyDeviceToHost));
     rv = 0;
 fail:
@@ -134,7 +122,7 @@ static int run_cuda(const flamia_recipe *rc, const xp_workload *w, const xp_inpu
     int rv = -1, fwd_only = 0;
     dev_fwd d;
     void *ddo = NULL, *dqq = NULL, *dkk = NULL, *dvv = NULL;
-    uint16_t *hdo = to_bf16(in->dout, in->nq), *hbuf = xp_xmalloc(sizeof(uint16_t) * (in->nq > in->nkv ? in->nq : in->nkv));
+    uint16_t *hdo = xp_to_bf16(in->dout, in->nq), *hbuf = xp_xmalloc(sizeof(uint16_t) * (in->nq > in->nkv ? in->nq : in->nkv));
     flamia_status st;
     if (dev_fwd_setup(&d, rc, w, in) || dev_fwd_forward(&d, rc, w)) goto fail;
     CK(cudaMalloc(&ddo, 2 * in->nq));
@@ -154,11 +142,11 @@ static int run_cuda(const flamia_recipe *rc, const xp_workload *w, const xp_inpu
         for (size_t i = 0; i < in->nkv; i++) out->dk[i] = out->dv[i] = NAN;
     } else {
         CK(cudaMemcpy(hbuf, dqq, 2 * in->nq, cudaMemcpyDeviceToHost));
-        from_bf16(hbuf, out->dq, in->nq);
+        xp_from_bf16(hbuf, out->dq, in->nq);
         CK(cudaMemcpy(hbuf, dkk, 2 * in->nkv, cudaMemcpyDeviceToHost));
-        from_bf16(hbuf, out->dk, in->nkv);
+        xp_from_bf16(hbuf, out->dk, in->nkv);
         CK(cudaMemcpy(hbuf, dvv, 2 * in->nkv, cudaMemcpyDeviceToHost));
-        from_bf16(hbuf, out->dv, in->nkv);
+        xp_from_bf16(hbuf, out->dv, in->nkv);
     }
     memset(&out->stats, 0, sizeof out->stats);
     rv = fwd_only;

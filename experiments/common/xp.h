@@ -168,6 +168,10 @@ typedef struct {
 int xp_inputs_make(const xp_workload *w, uint64_t seed, const xp_input_cfg *cfg, xp_inputs *in);
 int xp_inputs_copy(const xp_inputs *src, xp_inputs *dst);
 void xp_inputs_free(xp_inputs *in);
+/* floats -> a new array of their BF16 bit patterns (round to nearest even; free it), and back
+ * (exact): the host side of the BF16 tensors the CUDA calls take */
+uint16_t *xp_to_bf16(const float *x, size_t n);
+void xp_from_bf16(const uint16_t *b, float *x, size_t n);
 
 /* ------------------------------------------------------------ attention */
 /* Results of one training call (forward + backward) on the CPU reference. */
@@ -189,7 +193,8 @@ const char *xp_cuda_runtime(void); /* CUDA runtime/driver versions, or "n/a ..."
  * them once (NULL with a message on failure: no CUDA, an API error); run makes `warmup`
  * untimed and `iters` timed flamia_cuda_forward calls, *ms their median by CUDA events (NaN
  * for iters 0; at least one call is made); output copies the last call's O as floats after
- * checking quantize's non-finite flag. run and output return 0, or -1 with a message. */
+ * checking the workspace's non-finite record (flamia_cuda_check_finite). run and output
+ * return 0, or -1 with a message. */
 typedef struct xp_cuda_fwd xp_cuda_fwd;
 xp_cuda_fwd *xp_cuda_fwd_open(const flamia_recipe *rc, const xp_workload *w, const xp_inputs *in);
 int xp_cuda_fwd_run(xp_cuda_fwd *h, int warmup, int iters, double *ms);

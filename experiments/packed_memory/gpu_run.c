@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamia_formats.h"
 #include "packed_memory.h"
 
 #ifdef XP_HAVE_CUDA
@@ -49,41 +48,26 @@ static int alloc(void **p, size_t n, int *oom) {
     return -1;
 }
 
-/* packed host rows -> the device layout's document slots (row = bytes per token) */
-static int place_rows(void *dst, const uint16_t *src, size_t row, const xp_workload *w, const xp_workload *lay) {
+/* Each document's rows from its place in layout src_lay to its place in dst_lay (row = bytes a
+ * token; its length from the packed workload w): packed host rows into the device layout's
+ * slots (cudaMemcpyHostToDevice), or the device layout's real rows back (DeviceToHost) */
+static int copy_docs(void *dst, const xp_workload *dst_lay, const void *src, const xp_workload *src_lay, size_t row,
+                     const xp_workload *w, enum cudaMemcpyKind kind) {
     for (int d = 0; d < w->num_docs; d++) {
         const size_t len = (size_t)(w->cu_seqlens[d + 1] - w->cu_seqlens[d]);
-        if (cudaMemcpy((char *)dst + (size_t)lay->cu_seqlens[d] * row, (const char *)src + (size_t)w->cu_seqlens[d] * row,
-                       len * row, cudaMemcpyHostToDevice) != cudaSuccess)
+        if (cudaMemcpy((char *)dst + (size_t)dst_lay->cu_seqlens[d] * row,
+                       (const char *)src + (size_t)src_lay->cu_seqlens[d] * row, len * row, kind) != cudaSuccess)
             return -1;
     }
     return 0;
-}
-
-/* the device layout's real rows -> packed host rows */
-static int gather_rows(void *dst, const void *src, size_t row, const xp_workload *w, const xp_workload *lay) {
-    for (int d = 0; d < w->num_docs; d++) {
-        const size_t len = (size_t)(w->cu_seqlens[d + 1] - w->cu_seqlens[d]);
-        if (cudaMemcpy((char *)dst + (size_t)w->cu_seqlens[d] * row, (const char *)src + (size_t)lay->cu_seqlens[d] * row,
-                       len * row, cudaMemcpyDeviceToHost) != cudaSuccess)
-            return -1;
-    }
-    return 0;
-}
-
-static uint16_t *to_bf16(const float *x, size_t n) {
-    uint16_t *b = xp_xmalloc(sizeof(uint16_t) * (n ? n : 1));
-    for (size_t i = 0; i < n; i++) b[i] = flamia_bf16_bits(x[i]);
-    return b;
 }
 
 /* a BF16 device tensor's real rows -> floats (exact BF16 values) */
 static int fetch_bf16(float *out, const void *dev, size_t row_elems, const xp_workload *w, const xp_workload *lay) {
     const size_t n = (size_t)w->total_tokens * row_elems;
     uint16_t *h = xp_xmalloc(sizeof(uint16_t) * (n ? n : 1));
-    const int rc = gather_rows(h, dev, 2 * row_elems, w, lay);
-    if (rc == 0)
-        for (size_t i = 0; i < n; i++) out[i] = flamia_bf16_value(h[i]);
+    const int rc = copy_docs(h, w, dev, lay, 2 * row_elems, w, cudaMemcpyDeviceToHost);
+    if (rc == 0) xp_from_bf16(h, out, n);
     free(h);
     return rc;
 }
@@ -110,7 +94,7 @@ int pm_gpu_run(const flamia_recipe *rc, const xp_workload *w, const xp_workload 
     flamia_shape s = xp_workload_shape(lay);
     size_t wsb = 0, free0 = 0, free1 = 0, total = 0;
 
-    cost->tensor_bytes = 2.0 * (4.0 * (double)nq + 4.0 * (double)nkv) + 4.0 * (double)nlse + 4.0 * (lay->num_docs + 1);
+    cost->tensor_bytes = pm_tensor_bytes(lay, 2.0);
     cost->workspace_bytes = cost->device_bytes = cost->train_ms = NAN;
     cost->out_of_memory = 0;
 
@@ -132,16 +116,17 @@ int pm_gpu_run(const flamia_recipe *rc, const xp_workload *w, const xp_workload 
         goto done;
 
     /* inputs: padding zero, each document at the start of its slot */
-    hq = to_bf16(in->q, in->nq);
-    hk = to_bf16(in->k, in->nkv);
-    hv = to_bf16(in->v, in->nkv);
-    hdo = to_bf16(in->dout, in->nq);
+    hq = xp_to_bf16(in->q, in->nq);
+    hk = xp_to_bf16(in->k, in->nkv);
+    hv = xp_to_bf16(in->v, in->nkv);
+    hdo = xp_to_bf16(in->dout, in->nq);
     CK(cudaMemset(b.q, 0, 2 * nq));
     CK(cudaMemset(b.k, 0, 2 * nkv));
     CK(cudaMemset(b.v, 0, 2 * nkv));
     CK(cudaMemset(b.dout, 0, 2 * nq));
-    if (place_rows(b.q, hq, 2 * qrow, w, lay) || place_rows(b.k, hk, 2 * kvrow, w, lay) ||
-        place_rows(b.v, hv, 2 * kvrow, w, lay) || place_rows(b.dout, hdo, 2 * qrow, w, lay)) {
+    const enum cudaMemcpyKind up = cudaMemcpyHostToDevice;
+    if (copy_docs(b.q, lay, hq, w, 2 * qrow, w, up) || copy_docs(b.k, lay, hk, w, 2 * kvrow, w, up) ||
+        copy_docs(b.v, lay, hv, w, 2 * kvrow, w, up) || copy_docs(b.dout, lay, hdo, w, 2 * qrow, w, up)) {
         fprintf(stderr, "error: copying the inputs into %s: %s\n", lay->name, cudaGetErrorString(cudaGetLastError()));
         goto done;
     }
@@ -153,13 +138,9 @@ int pm_gpu_run(const flamia_recipe *rc, const xp_workload *w, const xp_workload 
             fprintf(stderr, "error: %s, %s: %s\n", rc->name, lay->name, flamia_last_error());
             goto done;
         }
-        float *lse = xp_xmalloc(sizeof(float) * (size_t)w->total_tokens * (size_t)w->heads_q);
-        int bad = fetch_bf16(real->o, b.o, qrow, w, lay) || fetch_bf16(real->dq, b.dq, qrow, w, lay) ||
-                  fetch_bf16(real->dk, b.dk, kvrow, w, lay) || fetch_bf16(real->dv, b.dv, kvrow, w, lay) ||
-                  gather_rows(lse, b.lse, sizeof(float) * (size_t)w->heads_q, w, lay);
-        if (!bad) memcpy(real->lse, lse, sizeof(float) * (size_t)w->total_tokens * (size_t)w->heads_q);
-        free(lse);
-        if (bad) {
+        if (fetch_bf16(real->o, b.o, qrow, w, lay) || fetch_bf16(real->dq, b.dq, qrow, w, lay) ||
+            fetch_bf16(real->dk, b.dk, kvrow, w, lay) || fetch_bf16(real->dv, b.dv, kvrow, w, lay) ||
+            copy_docs(real->lse, w, b.lse, lay, sizeof(float) * (size_t)w->heads_q, w, cudaMemcpyDeviceToHost)) {
             fprintf(stderr, "error: reading the outputs of %s back: %s\n", lay->name,
                     cudaGetErrorString(cudaGetLastError()));
             goto done;

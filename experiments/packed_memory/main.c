@@ -43,22 +43,32 @@ static void padded_layout(const xp_workload *w, xp_workload *p) {
     for (int d = 0; d <= w->num_docs; d++) p->cu_seqlens[d] = d * w->max_len;
 }
 
+/* Each document's rows (row floats a token; its length from the packed workload w) from its
+ * place in layout src_lay to its place in dst_lay */
+static void copy_docs(float *dst, const xp_workload *dst_lay, const float *src, const xp_workload *src_lay, size_t row,
+                      const xp_workload *w) {
+    for (int d = 0; d < w->num_docs; d++)
+        memcpy(dst + (size_t)dst_lay->cu_seqlens[d] * row, src + (size_t)src_lay->cu_seqlens[d] * row,
+               sizeof(float) * (size_t)(w->cu_seqlens[d + 1] - w->cu_seqlens[d]) * row);
+}
+
 /* [T][row] floats of w -> the same rows at the start of lay's document slots, padding zero */
 static float *pad_rows(const float *x, size_t row, const xp_workload *w, const xp_workload *lay) {
     const size_t n = (size_t)lay->total_tokens * row;
     float *y = xp_xmalloc(sizeof(float) * (n ? n : 1));
     memset(y, 0, sizeof(float) * n);
-    for (int d = 0; d < w->num_docs; d++)
-        memcpy(y + (size_t)lay->cu_seqlens[d] * row, x + (size_t)w->cu_seqlens[d] * row,
-               sizeof(float) * (size_t)(w->cu_seqlens[d + 1] - w->cu_seqlens[d]) * row);
+    copy_docs(y, lay, x, w, row, w);
     return y;
 }
 
-/* lay's real rows -> w's packed rows (in place of x's packed layout) */
-static void gather_rows(float *dst, const float *src, size_t row, const xp_workload *w, const xp_workload *lay) {
-    for (int d = 0; d < w->num_docs; d++)
-        memcpy(dst + (size_t)w->cu_seqlens[d] * row, src + (size_t)lay->cu_seqlens[d] * row,
-               sizeof(float) * (size_t)(w->cu_seqlens[d + 1] - w->cu_seqlens[d]) * row);
+/* The compared outputs: their names (column suffixes), arrays and row widths [T][width] */
+enum { NOUT = 5 };
+static const char *kOuts[NOUT] = {"o", "lse", "dq", "dk", "dv"};
+static void outputs_of(const xp_result *r, const xp_workload *w, float *p[NOUT], size_t width[NOUT]) {
+    float *a[NOUT] = {r->o, r->lse, r->dq, r->dk, r->dv};
+    const size_t D = (size_t)w->head_dim;
+    const size_t wd[NOUT] = {w->heads_q * D, (size_t)w->heads_q, w->heads_q * D, w->heads_kv * D, w->heads_kv * D};
+    for (int i = 0; i < NOUT; i++) p[i] = a[i], width[i] = wd[i];
 }
 
 /* The training call on the CPU reference, on layout lay; real (w's packed shape) gets the real
@@ -76,15 +86,15 @@ static int cpu_run(const flamia_recipe *rc, const xp_workload *w, const xp_workl
     const double t0 = xp_now();
     const int rv = xp_run_ref(rc, lay, &pin, &r);
     cost->train_ms = (xp_now() - t0) * 1e3;
-    cost->tensor_bytes = 4.0 * (4.0 * (double)pin.nq + 4.0 * (double)pin.nkv + (double)r.nlse) + 4.0 * (lay->num_docs + 1);
+    cost->tensor_bytes = pm_tensor_bytes(lay, 4.0);
     cost->workspace_bytes = cost->device_bytes = NAN;
     cost->out_of_memory = 0;
     if (rv == 0) {
-        gather_rows(real->o, r.o, qrow, w, lay);
-        gather_rows(real->dq, r.dq, qrow, w, lay);
-        gather_rows(real->dk, r.dk, kvrow, w, lay);
-        gather_rows(real->dv, r.dv, kvrow, w, lay);
-        gather_rows(real->lse, r.lse, (size_t)w->heads_q, w, lay);
+        float *from[NOUT], *to[NOUT];
+        size_t width[NOUT];
+        outputs_of(&r, w, from, width);
+        outputs_of(real, w, to, width);
+        for (int i = 0; i < NOUT; i++) copy_docs(to[i], w, from[i], lay, width[i], w);
     }
     xp_result_free(&r);
     xp_inputs_free(&pin);
@@ -157,16 +167,16 @@ static void add_columns(xp_table *t) {
             snprintf(desc, sizeof desc, "%s layout: %s", kLayouts[l], cols[c].what);
             xp_table_col(t, name, cols[c].type, cols[c].units, desc);
         }
-    static const char *outs[5] = {"o", "lse", "dq", "dk", "dv"};
-    for (int i = 0; i < 5; i++) {
-        snprintf(name, sizeof name, "differing_%s", outs[i]);
+    for (int i = 0; i < NOUT; i++) {
+        const char *out = kOuts[i];
+        snprintf(name, sizeof name, "differing_%s", out);
         snprintf(desc, sizeof desc,
                  "elements of %s at real tokens whose bits differ between the padded and the packed run "
-                 "(-1: not compared, padded out of memory)", outs[i]);
+                 "(-1: not compared, padded out of memory)", out);
         xp_table_col(t, name, XP_I64, "elements", desc);
-        snprintf(name, sizeof name, "change_%s", outs[i]);
+        snprintf(name, sizeof name, "change_%s", out);
         snprintf(desc, sizeof desc, "||%s padded - %s packed||_F / ||%s packed||_F over the real tokens (NaN: not compared)",
-                 outs[i], outs[i], outs[i]);
+                 out, out, out);
         xp_table_col(t, name, XP_F64, "1", desc);
     }
 }
@@ -243,24 +253,24 @@ int main(int argc, char **argv) {
             xp_set_i(t, "num_docs", w->num_docs);
             xp_set_i(t, "max_len", w->max_len);
             for (int l = 0; l < 2; l++) set_cost(t, l, l ? &pad : w, &cost[l]);
-            const xp_result *a = &res[0], *b = &res[1];
             const int cmp = !cost[1].out_of_memory;
-            const int64_t diff[5] = {cmp ? differing(a->o, b->o, a->nq) : -1, cmp ? differing(a->lse, b->lse, a->nlse) : -1,
-                                     cmp ? differing(a->dq, b->dq, a->nq) : -1, cmp ? differing(a->dk, b->dk, a->nkv) : -1,
-                                     cmp ? differing(a->dv, b->dv, a->nkv) : -1};
-            static const char *dcol[5] = {"differing_o", "differing_lse", "differing_dq", "differing_dk", "differing_dv"};
-            static const char *ccol[5] = {"change_o", "change_lse", "change_dq", "change_dk", "change_dv"};
-            const float *pa[5] = {a->o, a->lse, a->dq, a->dk, a->dv}, *pb[5] = {b->o, b->lse, b->dq, b->dk, b->dv};
-            const int width[5] = {w->heads_q, 1, w->heads_q, w->heads_kv, w->heads_kv}; /* rows as [T][width][D or 1] */
-            for (int i = 0; i < 5; i++) {
-                xp_set_f(t, ccol[i], cmp ? xp_rel_fro_change(pb[i], pa[i], 0, w->total_tokens, width[i],
-                                                             i == 1 ? w->heads_q : w->head_dim) : NAN);
-                xp_set_i(t, dcol[i], diff[i]);
-                if (diff[i] > 0) {
-                    total_differing += diff[i];
+            float *pa[NOUT], *pb[NOUT];
+            size_t width[NOUT];
+            outputs_of(&res[0], w, pa, width);
+            outputs_of(&res[1], w, pb, width);
+            for (int i = 0; i < NOUT; i++) {
+                const size_t n = (size_t)w->total_tokens * width[i];
+                const int64_t diff = cmp ? differing(pa[i], pb[i], n) : -1;
+                char col[32];
+                snprintf(col, sizeof col, "change_%s", kOuts[i]);
+                xp_set_f(t, col, cmp ? xp_rel_fro_change(pb[i], pa[i], 0, w->total_tokens, 1, (int)width[i]) : NAN);
+                snprintf(col, sizeof col, "differing_%s", kOuts[i]);
+                xp_set_i(t, col, diff);
+                if (diff > 0) {
+                    total_differing += diff;
                     fprintf(stderr, "packed_memory: %s (%s): %s differs at %lld real-token elements between the "
                                     "padded and the packed layout\n",
-                            w->name, recs[ri], dcol[i] + 10, (long long)diff[i]);
+                            w->name, recs[ri], kOuts[i], (long long)diff);
                 }
             }
             xp_row_end(t);

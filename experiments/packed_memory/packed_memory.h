@@ -15,6 +15,15 @@ typedef struct {
     int out_of_memory;      /* 1: an allocation failed; the sizes are counted, nothing measured */
 } pm_cost;
 
+/* The caller's tensors of one training call on layout `lay`: Q, dO, O, dQ (query heads) and K,
+ * V, dK, dV (key/value heads) of elem_bytes an element (cuda BF16: 2; the CPU reference: 4),
+ * lse in FP32, cu_seqlens */
+static inline double pm_tensor_bytes(const xp_workload *lay, double elem_bytes) {
+    const double T = lay->total_tokens, D = lay->head_dim;
+    return elem_bytes * 4.0 * T * D * (lay->heads_q + lay->heads_kv) + 4.0 * T * lay->heads_q +
+           4.0 * (lay->num_docs + 1);
+}
+
 /* The training call on the GPU on layout `lay` (w itself, or w's documents padded): document d
  * of the packed inputs `in` goes to the start of lay's document d on the device, the rest of
  * that document is padding (zero inputs). When `real` is not NULL

@@ -389,8 +389,9 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                 /* A masked u = -inf times a factor that underflowed to 0 gave t = NaN: mxfp8's
                  * cc = 2^eK_b c_i for an all-zero Q block against an all-zero K block (a padded
                  * document's tail; found by experiments/packed_memory), mxfp8-exact's c_i =
-                 * c 2^eQ_i for an all-zero Q block under a softmax scale below ~2^-23, bf16's c
-                 * below 2^-149. Back to -inf by one FMNMX (the same number where t is one). */
+                 * c 2^eQ_i for an all-zero Q block under a softmax scale below ~2^-23 (bf16's c
+                 * never vanishes; one form serves every kind). Back to -inf by one FMNMX (the
+                 * same number where t is one). */
                 if (MASK) t = fmaxf(t, -INFINITY);
                 float ev;
                 if (SPLIT) {
