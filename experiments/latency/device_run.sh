@@ -88,7 +88,13 @@ if has ncu; then
   grep -E "quantize_kernel|Duration|Memory Throughput|DRAM Throughput|Compute \(SM\)|Issue Slots Busy|Achieved Occupancy|Registers Per|No Eligible|Eligible Warps|Stall|Warp Cycles Per Issued" "$OUT/ncu.txt" | head -40
 fi
 if has peers || has flex; then
-  SYS="cudnn-bf16,flash-bf16,varlen-bf16"; has flex && SYS="$SYS,flex-bf16"
+  SYS="cudnn-bf16,flash-bf16,varlen-bf16,cudnn-fp8"; has flex && SYS="$SYS,flex-bf16"
+  # cudnn-fp8 needs PyPI's nvidia-cudnn-frontend: installed from carried wheels (.whl/) when the
+  # machine has no internet; without it its rows carry the ImportError
+  if ls .whl/nvidia_cudnn_frontend-*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site-cudnn \
+      .whl/nvidia_cudnn_frontend-*.whl && export PYTHONPATH=/tmp/site-cudnn${PYTHONPATH:+:$PYTHONPATH}
+  fi
   PYTHONUNBUFFERED=1 python3 experiments/latency/peers.py --layouts "$OUT/ours.h5" --out "$OUT/peers.h5" \
     --systems "$SYS" --passes fwd,fwdbwd ${PEER_ARGS:-} >"$OUT/peers.log" 2>&1 || rc=1
   grep -E "^  |peers.py|Error" "$OUT/peers.log" | tail -70 | cut -c1-200

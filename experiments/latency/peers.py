@@ -9,15 +9,26 @@ get the key/value heads of our timings and the peers share them by enable_gqa, v
   varlen-bf16  torch.nn.attention.varlen.varlen_attn, packed, window (-1, 0) (all workloads)
   flex-bf16    FlexAttention (torch.compile) with a document + causal mask, packed
                (skewed and variable workloads; block-mask build not timed)
+  cudnn-fp8    cuDNN's FP8 attention (cudnn-frontend graphs sdpa_fp8 / sdpa_fp8_backward,
+               cudnn_fp8.py): E4M3 Q, K, V, dO with per-tensor scales, 16-bit O and gradients;
+               batched on equal-length workloads, ragged (THD) otherwise where cuDNN runs it.
+               Its passes: fwd (the forward graph on codes made before timing), fwd+quant
+               (per-tensor quantization of Q, K, V, fused by torch.compile, + the forward), bwd
+               (the backward graph alone), fwdbwd (quantize Q, K, V, forward, quantize dO,
+               backward: what a framework pays per call, the counterpart of our train pass).
+               Checked before timing against a BF16 SDPA per document: cosine of O, dQ, dK, dV
+               >= 0.99 or the row is refused (the cosines go into `note`). Needs the PyPI wheel
+               nvidia-cudnn-frontend; without it the rows carry the ImportError.
 Passes: fwd, and fwdbwd (forward + backward: dQ, dK, dV of the tensors the attention call
 takes, through torch autograd; the view/transpose of the packed inputs is outside the
-timed gradient) with --passes; device_run.sh asks for both. A pass a peer cannot run
+timed gradient) with --passes; device_run.sh asks for both (cudnn-fp8 adds fwd+quant to fwd
+and bwd to fwdbwd). A pass a peer cannot run
 (e.g. no backward in this torch) is a row with NaN and the exception in `note`.
 
 Document layouts come from the latency driver's HDF5 file (table `layouts`), so both
 sides time exactly the same packs. Method: warm-up, then the median of --iters
 CUDA-event timings, one event pair per call. FLOPs are causal-discounted:
-fwd = 4 * D * Hq * sum L(L+1)/2; fwdbwd = 3.5 x fwd (backward = 2.5 x forward, the
+fwd = 4 * D * Hq * sum L(L+1)/2 (fwd+quant the same); bwd = 2.5 x fwd; fwdbwd = 3.5 x fwd (backward = 2.5 x forward, the
 FlashAttention convention), which the latency driver's `train` pass (quantize + forward +
 backward, no FLOPs in quantize) also uses. Output: one HDF5 file in the experiments'
 schema (root provenance attributes; table `timings` with the same columns as the C
@@ -120,7 +131,7 @@ def main():
 
     def add(w, lens, system, pas, ms, mn, iters, note="", Hkv=H):
         pairs = sum(l * (l + 1) / 2 for l in lens)
-        fl = 4.0 * D * H * pairs * (3.5 if pas == "fwdbwd" else 1.0)
+        fl = 4.0 * D * H * pairs * {"fwdbwd": 3.5, "bwd": 2.5}.get(pas, 1.0)
         rows.append(dict(workload=w, system=system, **{"pass": pas}, total_tokens=sum(lens), num_docs=len(lens),
                          heads_q=H, heads_kv=Hkv, head_dim=D, ms=ms, ms_min=mn, iters=iters, flops=fl,
                          tflops=fl / (ms * 1e-3) / 1e12 if ms == ms else float("nan"), note=note))
@@ -144,6 +155,12 @@ def main():
             if system in ("cudnn-bf16", "flash-bf16") and not equal:
                 continue
             if system == "flex-bf16" and equal:
+                continue
+            if system == "cudnn-fp8":
+                rows_fp8 = cudnn_fp8_rows(torch, F, lens, q, k, v, do, passes, a)
+                for pas, ms, mn, iters, note in rows_fp8:
+                    add(w, lens, system, pas, ms, mn, iters, note, Hkv=Hkv)
+                torch.cuda.empty_cache()
                 continue
             for pas in passes:
                 try:
@@ -213,10 +230,84 @@ def main():
     write_h5(a, rows, torch)
 
 
+def reference_bf16(torch, F, lens, q, k, v, do):
+    """O, dQ, dK, dV of BF16 SDPA (PyTorch's default backend), one causal call per document"""
+    outs = [[], [], [], []]
+    s = 0
+    for l in lens:
+        x = [t[s:s + l].transpose(0, 1).unsqueeze(0).detach().requires_grad_(True) for t in (q, k, v)]
+        gqa = dict(enable_gqa=True) if k.shape[1] != q.shape[1] else {}
+        o = F.scaled_dot_product_attention(*x, is_causal=True, **gqa)
+        g = torch.autograd.grad(o, x, do[s:s + l].transpose(0, 1).unsqueeze(0))
+        for i, t in enumerate((o,) + g):
+            outs[i].append(t.detach()[0].transpose(0, 1))
+        s += l
+    return [torch.cat(o) for o in outs]
+
+
+def short_error(e):
+    """an exception as a table cell: its type and message, without cudnn-frontend's prefix"""
+    return f"{type(e).__name__}: {e}".replace("[cudnn_frontend] Error: ", "")[:200]
+
+
+def cudnn_fp8_rows(torch, F, lens, q, k, v, do, passes, a):
+    """cudnn-fp8's rows [(pass, ms, ms_min, iters, note)]: build, check against BF16, time"""
+    want = []
+    if "fwd" in passes:
+        want += ["fwd", "fwd+quant"]
+    if "fwdbwd" in passes:
+        want += ["bwd", "fwdbwd"]
+    nan = float("nan")
+    try:
+        import cudnn_fp8
+
+        att = cudnn_fp8.CudnnFp8Attention(torch, lens, q, k, v, do, 1.0 / math.sqrt(q.shape[2]))
+        att.quantize(("q", "k", "v", "do"))
+        att.fwd()
+        if att.gb is not None:
+            att.bwd()
+        got = att.outputs()
+        ref = reference_bf16(torch, F, lens, q, k, v, do)
+        cos = [float(torch.nn.functional.cosine_similarity(g.flatten(), r.float().flatten(), dim=0))
+               for g, r in zip(got, ref)]
+        del got, ref
+        note = "cos %s vs BF16 SDPA; out %s" % (" ".join("%s %.4f" % nc for nc in zip(("O", "dQ", "dK", "dV"), cos)),
+                                               str(att.out_dtype).replace("torch.", ""))
+        print("  cudnn-fp8 check: " + note, flush=True)
+        if not all(c >= 0.99 for c in cos):
+            return [(p, nan, nan, 0, "refused: " + note) for p in want]
+    except Exception as e:  # no engine (an old cuDNN, another GPU), or no cudnn-frontend
+        traceback.print_exc()
+        return [(p, nan, nan, 0, short_error(e)) for p in want]
+
+    def fwd_quant():
+        att.quantize(("q", "k", "v"))
+        att.fwd()
+
+    def fwdbwd():
+        fwd_quant()
+        att.quantize(("do",))
+        att.bwd()
+
+    runs = {"fwd": att.fwd, "fwd+quant": fwd_quant, "bwd": att.bwd, "fwdbwd": fwdbwd}
+    out = []
+    for p in want:
+        if p in ("bwd", "fwdbwd") and att.gb is None:  # cuDNN built the forward only
+            out.append((p, nan, nan, 0, "no backward: " + att.bwd_error))
+            continue
+        try:
+            ms, mn = bench(torch, runs[p], a.warmup, a.iters)
+            out.append((p, ms, mn, a.iters, note))
+        except Exception as e:
+            traceback.print_exc()
+            out.append((p, nan, nan, 0, f"{type(e).__name__}: {e}"[:200]))
+    return out
+
+
 def write_h5(a, rows, torch):
     import h5py
     cols = [("workload", "s", "", "workload name"), ("system", "s", "", "peer"),
-            ("pass", "s", "", "fwd, or fwdbwd (forward + backward of Q, K, V)"),
+            ("pass", "s", "", "fwd, fwdbwd (forward + backward of Q, K, V); cudnn-fp8 also fwd+quant and bwd"),
             ("total_tokens", "i", "tokens", "packed tokens"),
             ("num_docs", "i", "docs", "documents"), ("heads_q", "i", "heads", "query heads"),
             ("heads_kv", "i", "heads", "key/value heads"), ("head_dim", "i", "1", "head dimension"),
@@ -224,7 +315,8 @@ def write_h5(a, rows, torch):
             ("iters", "i", "1", "timed calls"),
             ("flops", "f", "FLOP", "causal-discounted FLOPs of the pass: fwd F = 4 D Hq sum L(L+1)/2, "
              "fwdbwd 3.5 F (backward 2.5 F)"),
-            ("tflops", "f", "TFLOP/s", "flops / ms"), ("note", "s", "", "empty, or why the row has no time")]
+            ("tflops", "f", "TFLOP/s", "flops / ms"),
+            ("note", "s", "", "empty, why the row has no time, or (cudnn-fp8) its check against BF16")]
     tmp = a.out + f".tmp.{os.getpid()}"
     with h5py.File(tmp, "w") as f:
         at = f.attrs

@@ -521,9 +521,11 @@ def table_a(args, cfg, inputs):
             continue  # the peers' forward + backward is shown in the train table
         sub = [r for r in timings if r["pass"] == pas]
         if pas == "fwd+quant":
-            # the BF16 peers need no quantization: their forward is the comparable time
+            # the BF16 peers need no quantization: their forward is the comparable time (an FP8
+            # peer, cudnn-fp8, has fwd+quant rows of its own)
+            own = {r["system"] for r in sub}
             sub = sub + [dict(r, system=r["system"] + " (fwd)") for r in timings
-                         if r["pass"] == "fwd" and not ours(r["system"])]
+                         if r["pass"] == "fwd" and not ours(r["system"]) and r["system"] not in own]
         if pas == "train":
             # our whole training call against the peers' forward + backward (BF16: no quantize)
             sub = sub + [dict(r, system=r["system"] + " (fwdbwd)") for r in timings
@@ -561,12 +563,16 @@ def table_a(args, cfg, inputs):
                    "(> 1: ours faster). The paper's Table A times the whole training call (quantize + "
                    "forward + backward); passes without a backward are partial. Sources: %s"
                    % (pas, "; BF16 peers need no quantization, so their forward time stands in the fwd+quant "
-                      "comparison" if pas == "fwd+quant" else
+                      "comparison; cudnn-fp8's fwd+quant is its per-tensor quantization of Q, K, V "
+                      "(torch.compile) + its forward" if pas == "fwd+quant" else
                       "; train is our whole training call (flamia_cuda_train_step: quantize + forward + "
                       "backward) captured once in a CUDA graph and replayed, the peers' time is their forward + "
-                      "backward (fwdbwd; BF16 needs no quantization)" if pas == "train" else
-                      "; bwd is our backward kernel alone (FLOPs 2.5 x the causal forward's)" if pas == "bwd"
-                      else "", " | ".join(provs)))
+                      "backward (fwdbwd; BF16 needs no quantization; cudnn-fp8's fwdbwd includes its "
+                      "quantization of Q, K, V and dO)" if pas == "train" else
+                      "; bwd is our backward kernel alone and cudnn-fp8's backward graph alone (FLOPs 2.5 x the "
+                      "causal forward's)" if pas == "bwd" else
+                      "; cudnn-fp8 (cuDNN's FP8 attention, per-tensor scales, E4M3 O on the H200) is timed on "
+                      "codes made before timing, as ours" if pas == "fwd" else "", " | ".join(provs)))
         parts.append(("%s (%s)" % (title, pas), caption, header, body))
     for h5, res, tabs in generic:
         for tname, rows in tabs.items():

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_render_gpu.py - the GPU tables of the pipeline (accuracy_gpu, Table B on the kernels,
-Table D's exact-option and deterministic-dQ costs, the O-sum ablation):
+Table A, Table D's exact-option and deterministic-dQ costs, the O-sum ablation, packed vs padded):
 rendered from the HDF5 measurements shipped in data/measured/<gpu>/ through h5totsv, a CPU run
 on other inputs left out of the comparison, and a missing measurement rendered as "needs a GPU
 run" with no numbers.
@@ -84,6 +84,21 @@ if lat:
     check(len(r) >= 1 and all(len(cells(x)) == 10 for x in r), "Table D exact cost: workload + 3 passes x 3 columns")
     check(all(c == "-" or (c.endswith("%") and abs(float(c[:-1])) < 100) for c in costs) and
           any(c != "-" for c in costs), "Table D exact cost: costs are percentages")
+# Table A: one table per pass; an FP8 peer (cudnn-fp8) is compared with its own fwd+quant and bwd rows
+lat_all = sorted(glob.glob(os.path.join(root, "data", "measured", "*", "latency*.h5")))
+if lat_all:
+    md, _ = run("table_a_latency", "table-a", *["h5_%03d=%s" % (i, f) for i, f in enumerate(lat_all)], md2=False)
+    parts = {p.split(")")[0]: p for p in md.split("**Table A - latency (")[1:]}
+    check({"quant", "fwd", "fwd+quant", "bwd", "train"} <= set(parts), "Table A: quant, fwd, fwd+quant, bwd, train tables")
+    check(all("fastest peer / fastest flamia" in parts[p] for p in ("fwd", "fwd+quant", "train")),
+          "Table A: fwd, fwd+quant and train compare with the peers")
+    if "| cudnn-fp8 (ms)" in parts.get("fwd", ""):  # a measurement with the FP8 peer
+        check("| cudnn-fp8 (ms)" in parts["fwd+quant"] and "cudnn-fp8 (fwd)" not in parts["fwd+quant"],
+              "Table A fwd+quant: cudnn-fp8 by its own fwd+quant, not its forward alone")
+        check("| cudnn-fp8 (ms)" in parts["bwd"] and "fastest peer / fastest flamia" in parts["bwd"],
+              "Table A bwd: our backward against cudnn-fp8's")
+        check("cudnn-fp8 (fwdbwd) (ms)" in parts["train"] and "cudnn-bf16 (fwdbwd) (ms)" in parts["train"],
+              "Table A train: the peers' forward + backward, cudnn-fp8's with its quantization")
 md, _ = run("table_d_gpu", "exact-none", md2=False)
 check("Needs a GPU run" in md and not rows(md), "Table D exact cost without a measurement")
 
