@@ -3,7 +3,8 @@
 at B x 4096 tokens (16 heads, d = 128, causal), B = 2, 4, 8, 16, and their times, by the torch
 profiler (CUPTI) over 5 calls after warm-up: its rate falls from 592 TFLOP/s at B = 2 to 328 at
 B = 8 at the same 1980 MHz (dev/forty-fifth_scaling.py).
-Usage (device, repo root, the wheel on PYTHONPATH): python3 dev/forty-fifth_kernels.py"""
+Usage (device, repo root, the wheel on PYTHONPATH): python3 dev/forty-fifth_kernels.py [B ...]
+(default 2 4 8 16; under ncu, one B and its backward's first launch)"""
 import math
 import os
 import sys
@@ -16,7 +17,7 @@ import cudnn_fp8  # noqa: E402
 
 gen = torch.Generator(device="cuda")
 gen.manual_seed(1)
-for B in (2, 4, 8, 16):
+for B in [int(x) for x in sys.argv[1:]] or (2, 4, 8, 16):
     L, H, D = 4096, 16, 128
     q, k, v, do = (torch.randn(B * L, H, D, device="cuda", dtype=torch.bfloat16, generator=gen) for _ in range(4))
     att = cudnn_fp8.CudnnFp8Attention(torch, [L] * B, q, k, v, do, 1.0 / math.sqrt(D))
