@@ -55,7 +55,7 @@ def parse_args():
     ap.add_argument("--layouts", required=True, help="HDF5 file of the latency driver (table layouts)")
     ap.add_argument("--out", required=True, help="result file (.h5)")
     ap.add_argument("--workloads", default="", help="comma list (default: every workload in --layouts)")
-    ap.add_argument("--systems", default="cudnn-bf16,flash-bf16,varlen-bf16,flex-bf16")
+    ap.add_argument("--systems", default="cudnn-bf16,flash-bf16,varlen-bf16,flex-bf16,cudnn-fp8")
     ap.add_argument("--passes", default="fwd", help="comma list of fwd, fwdbwd")
     ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--head-dim", type=int, default=128)
