@@ -16,7 +16,7 @@ training framework takes them from the previous step; S (the probabilities) is s
 Layout: the packed [T, H, D] tensors of peers.py, as cuDNN's BSHD (B documents of L tokens).
 Documents of unequal length go through cuDNN's ragged offsets (THD). Where cuDNN has no engine
 for the forward the constructor raises; where it has none for the backward (ragged documents on
-the H200) the forward stays usable and `bwd_error` says why. peers.py records either as the
+the H200) the forward stays usable and `bwd_error` holds cuDNN's exception. peers.py records either as the
 rows' note.
 """
 import math
@@ -93,7 +93,7 @@ class CudnnFp8Attention:
             self._build_backward(self.out_dtype)
         except Exception as e:
             self.gb = None
-            self.bwd_error = f"{type(e).__name__}: {e}".replace("[cudnn_frontend] Error: ", "")[:180]
+            self.bwd_error = e
         self._calibrate()
 
     # ---------------------------------------------------------------- quantization
@@ -107,20 +107,33 @@ class CudnnFp8Attention:
         B, L, D = self.B, self.L, self.D
         return (B, H, L, D), (L * H * D, D, H * D, 1)
 
-    def _tensor(self, g, name, H, dtype):
-        dim, stride = self._dims(H)
-        t = g.tensor(name=name, dim=dim, stride=stride, data_type=dtype)
+    def _ragged(self, g, t, name, per):
+        """ragged documents: t's offsets, the cumulative token counts times `per` elements a token"""
         if self.ragged:
             off = g.tensor(name=name + "_off", dim=(self.B + 1, 1, 1, 1), stride=(1, 1, 1, 1),
                            data_type=self.cudnn.data_type.INT64)
             t.set_ragged_offset(off)
-            self._offsets[off] = H * self.D
+            self._offsets[off] = per
+
+    def _tensor(self, g, name, H, dtype):
+        dim, stride = self._dims(H)
+        t = g.tensor(name=name, dim=dim, stride=stride, data_type=dtype)
+        self._ragged(g, t, name, H * self.D)
         return t
 
+    def _output(self, g, t, name, H, dtype):
+        """a [T, H, D] output of the graph"""
+        dim, stride = self._dims(H)
+        t.set_output(True).set_dim(dim).set_stride(stride).set_data_type(dtype)
+        self._ragged(g, t, name, H * self.D)
+
+    def _stats_layout(self):
+        """the softmax stats, [B, Hq, L, 1]: token-major when ragged (THD), else head-major"""
+        B, H, L = self.B, self.Hq, self.L
+        return (B, H, L, 1), ((L * H, 1, H, 1) if self.ragged else (L * H, L, 1, 1))
+
     def _scalar(self, g, name):
-        t = g.tensor(name=name, dim=(1, 1, 1, 1), stride=(1, 1, 1, 1), data_type=self.cudnn.data_type.FLOAT)
-        self._scalars[name] = t
-        return t
+        return g.tensor(name=name, dim=(1, 1, 1, 1), stride=(1, 1, 1, 1), data_type=self.cudnn.data_type.FLOAT)
 
     def _finish(self, g):
         g.validate()
@@ -135,7 +148,7 @@ class CudnnFp8Attention:
         E4M3, F32 = cudnn.data_type.FP8_E4M3, cudnn.data_type.FLOAT
         odt = {torch.bfloat16: cudnn.data_type.BFLOAT16, torch.float16: cudnn.data_type.HALF}.get(od, E4M3)
         mask = dict(diagonal_alignment=cudnn.diagonal_alignment.TOP_LEFT, right_bound=0)
-        self._offsets, self._scalars, self._seqs = {}, {}, []
+        self._offsets, self._seqs = {}, []
         return torch, cudnn, E4M3, F32, odt, self.fp8["q"].device, self.Hq, self.Hkv, self.D, mask
 
     def _seqlens(self, g):
@@ -150,27 +163,17 @@ class CudnnFp8Attention:
     def _build_forward(self, od):
         """O (od) and the softmax stats for the backward"""
         torch, cudnn, E4M3, F32, odt, dev, Hq, Hkv, D, mask = self._common(od)
-        seqlens = self._seqlens
         gf = cudnn.pygraph(io_data_type=E4M3, intermediate_data_type=F32, compute_data_type=F32)
         q, k, v = (self._tensor(gf, n, h, E4M3) for n, h in (("q", Hq), ("k", Hkv), ("v", Hkv)))
         sc = {n: self._scalar(gf, n) for n in ("dq_", "dk_", "dv_", "ds_", "ss_", "so_")}
         o, stats, amax_s, amax_o = gf.sdpa_fp8(
             q=q, k=k, v=v, descale_q=sc["dq_"], descale_k=sc["dk_"], descale_v=sc["dv_"],
             descale_s=sc["ds_"], scale_s=sc["ss_"], scale_o=sc["so_"], generate_stats=True,
-            attn_scale=self.scale, **mask, **seqlens(gf))
-        dim, stride = self._dims(Hq)
-        o.set_output(True).set_dim(dim).set_stride(stride).set_data_type(odt)
-        if self.ragged:
-            oo = gf.tensor(name="o_off", dim=(self.B + 1, 1, 1, 1), stride=(1, 1, 1, 1), data_type=cudnn.data_type.INT64)
-            o.set_ragged_offset(oo)
-            self._offsets[oo] = Hq * D
-            so = gf.tensor(name="st_off", dim=(self.B + 1, 1, 1, 1), stride=(1, 1, 1, 1), data_type=cudnn.data_type.INT64)
-            stats.set_output(True).set_dim((self.B, Hq, self.L, 1)).set_stride((self.L * Hq, 1, Hq, 1))
-            stats.set_ragged_offset(so)
-            self._offsets[so] = Hq
-        else:
-            stats.set_output(True).set_dim((self.B, Hq, self.L, 1)).set_stride((self.L * Hq, self.L, 1, 1))
-        stats.set_data_type(F32)
+            attn_scale=self.scale, **mask, **self._seqlens(gf))
+        self._output(gf, o, "o", Hq, odt)
+        dim, stride = self._stats_layout()
+        stats.set_output(True).set_dim(dim).set_stride(stride).set_data_type(F32)
+        self._ragged(gf, stats, "st", Hq)
         for a in (amax_s, amax_o):
             a.set_output(True).set_dim((1, 1, 1, 1)).set_stride((1, 1, 1, 1)).set_data_type(F32)
         self._finish(gf)
@@ -192,18 +195,14 @@ class CudnnFp8Attention:
     def _build_backward(self, od):
         """dQ, dK, dV (od) from the forward's O and stats"""
         torch, cudnn, E4M3, F32, odt, dev, Hq, Hkv, D, mask = self._common(od)
-        seqlens, T = self._seqlens, self.T_alloc
+        T = self.T_alloc
         gb = cudnn.pygraph(io_data_type=E4M3, intermediate_data_type=F32, compute_data_type=F32)
         q, k, v = (self._tensor(gb, n, h, E4M3) for n, h in (("q", Hq), ("k", Hkv), ("v", Hkv)))
         ob = self._tensor(gb, "o", Hq, odt)
         dob = self._tensor(gb, "do", Hq, E4M3)
-        if self.ragged:
-            st = gb.tensor(name="stats", dim=(self.B, Hq, self.L, 1), stride=(self.L * Hq, 1, Hq, 1), data_type=F32)
-            so = gb.tensor(name="st_off", dim=(self.B + 1, 1, 1, 1), stride=(1, 1, 1, 1), data_type=cudnn.data_type.INT64)
-            st.set_ragged_offset(so)
-            self._offsets[so] = Hq
-        else:
-            st = gb.tensor(name="stats", dim=(self.B, Hq, self.L, 1), stride=(self.L * Hq, self.L, 1, 1), data_type=F32)
+        dim, stride = self._stats_layout()
+        st = gb.tensor(name="stats", dim=dim, stride=stride, data_type=F32)
+        self._ragged(gb, st, "st", Hq)
         names = ("dsq", "dsk", "dsv", "dso", "dsdo", "dss", "dsdp", "ss", "sdq", "sdk", "sdv", "sdp")
         b = {n: self._scalar(gb, n) for n in names}
         dq, dk, dv, amax_dq, amax_dk, amax_dv, amax_dp = gb.sdpa_fp8_backward(
@@ -211,16 +210,10 @@ class CudnnFp8Attention:
             descale_q=b["dsq"], descale_k=b["dsk"], descale_v=b["dsv"], descale_o=b["dso"],
             descale_dO=b["dsdo"], descale_s=b["dss"], descale_dP=b["dsdp"], scale_s=b["ss"],
             scale_dQ=b["sdq"], scale_dK=b["sdk"], scale_dV=b["sdv"], scale_dP=b["sdp"],
-            attn_scale=self.scale, **mask, **seqlens(gb))
+            attn_scale=self.scale, **mask, **self._seqlens(gb))
         outs = {}
         for t, n, H in ((dq, "dq", Hq), (dk, "dk", Hkv), (dv, "dv", Hkv)):
-            dim, stride = self._dims(H)
-            t.set_output(True).set_dim(dim).set_stride(stride).set_data_type(odt)
-            if self.ragged:
-                off = gb.tensor(name=n + "_off", dim=(self.B + 1, 1, 1, 1), stride=(1, 1, 1, 1),
-                                data_type=cudnn.data_type.INT64)
-                t.set_ragged_offset(off)
-                self._offsets[off] = H * D
+            self._output(gb, t, n, H, odt)
             outs[t] = torch.zeros((T, H, D), dtype=od, device=dev)
         amaxes = {}
         for a in (amax_dq, amax_dk, amax_dv, amax_dp):

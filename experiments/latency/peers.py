@@ -10,7 +10,8 @@ get the key/value heads of our timings and the peers share them by enable_gqa, v
   flex-bf16    FlexAttention (torch.compile) with a document + causal mask, packed
                (skewed and variable workloads; block-mask build not timed)
   cudnn-fp8    cuDNN's FP8 attention (cudnn-frontend graphs sdpa_fp8 / sdpa_fp8_backward,
-               cudnn_fp8.py): E4M3 Q, K, V, dO with per-tensor scales, 16-bit O and gradients;
+               cudnn_fp8.py): E4M3 Q, K, V, dO with per-tensor scales; O and gradients 16-bit
+               where cuDNN allows it, E4M3 on the H200 (cuDNN 9.19);
                batched on equal-length workloads, ragged (THD) otherwise where cuDNN runs it.
                Its passes: fwd (the forward graph on codes made before timing), fwd+quant
                (per-tensor quantization of Q, K, V, fused by torch.compile, + the forward), bwd
@@ -222,7 +223,7 @@ def main():
                     add(w, lens, system, pas, ms, mn, a.iters, Hkv=Hkv)
                 except Exception as e:  # a peer that cannot run is a row with a note, not a crash
                     traceback.print_exc()
-                    add(w, lens, system, pas, float("nan"), float("nan"), 0, f"{type(e).__name__}: {e}"[:200], Hkv=Hkv)
+                    add(w, lens, system, pas, float("nan"), float("nan"), 0, short_error(e), Hkv=Hkv)
                     torch.cuda.empty_cache()  # an out-of-memory failure must not starve the next peer
         del q, k, v, do, flex_bm
         torch.cuda.empty_cache()
@@ -233,10 +234,10 @@ def main():
 def reference_bf16(torch, F, lens, q, k, v, do):
     """O, dQ, dK, dV of BF16 SDPA (PyTorch's default backend), one causal call per document"""
     outs = [[], [], [], []]
+    gqa = dict(enable_gqa=True) if k.shape[1] != q.shape[1] else {}
     s = 0
     for l in lens:
         x = [t[s:s + l].transpose(0, 1).unsqueeze(0).detach().requires_grad_(True) for t in (q, k, v)]
-        gqa = dict(enable_gqa=True) if k.shape[1] != q.shape[1] else {}
         o = F.scaled_dot_product_attention(*x, is_causal=True, **gqa)
         g = torch.autograd.grad(o, x, do[s:s + l].transpose(0, 1).unsqueeze(0))
         for i, t in enumerate((o,) + g):
@@ -246,7 +247,8 @@ def reference_bf16(torch, F, lens, q, k, v, do):
 
 
 def short_error(e):
-    """an exception as a table cell: its type and message, without cudnn-frontend's prefix"""
+    """an exception as a table cell: its type and message, without cudnn-frontend's prefix, at
+    most 200 characters"""
     return f"{type(e).__name__}: {e}".replace("[cudnn_frontend] Error: ", "")[:200]
 
 
@@ -293,14 +295,14 @@ def cudnn_fp8_rows(torch, F, lens, q, k, v, do, passes, a):
     out = []
     for p in want:
         if p in ("bwd", "fwdbwd") and att.gb is None:  # cuDNN built the forward only
-            out.append((p, nan, nan, 0, "no backward: " + att.bwd_error))
+            out.append((p, nan, nan, 0, "no backward: " + short_error(att.bwd_error)))
             continue
         try:
             ms, mn = bench(torch, runs[p], a.warmup, a.iters)
             out.append((p, ms, mn, a.iters, note))
         except Exception as e:
             traceback.print_exc()
-            out.append((p, nan, nan, 0, f"{type(e).__name__}: {e}"[:200]))
+            out.append((p, nan, nan, 0, short_error(e)))
     return out
 
 
