@@ -8,7 +8,7 @@ The twenty-first session read the forward's tile loop this way (perf-notes, forw
 where the exponentials sit against the shuffles; the row sum l as one chain of 32 FFMAs).
 
 Usage:
-  cuobjdump -sass build/kernels/libflamia.so.p/sm90_forward.cu.o > fwd.sass
+  cuobjdump -sass build/kernels/libflamia.so.p/meson-generated_.._sm90_forward.unit.cu.o > fwd.sass
   python3 dev/sass_loop.py fwd.sass fwd_kernelILi1ELi3ELb1ELb0ELb0E [--mma 16]
 The second argument is a substring of the mangled name (the first match is read); --mma picks
 the loop (a backward branch) whose body holds that many QGMMA / HGMMA (default: the smallest
