@@ -5,20 +5,16 @@ first token, predicate dropped, modifiers kept to the first dot), the instructio
 the warp-stall samples, largest first. Used on cuDNN's FP8 backward main kernel, whose source we
 do not have, and on ours for comparison.
 Usage: python3 dev/forty-fifth_ncu_sass.py NCU_SOURCE.csv [TOP]"""
-import csv
 import sys
 from collections import defaultdict
 
+from ncu_phases import load, num  # the page reader (dev/ncu_phases.py)
+
 path, top = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 40
-lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
-start = next((i for i, l in enumerate(lines) if l.startswith('"Address"') or l.startswith('"#"')), None)
-if start is None:
-    sys.exit("no source table in " + path)
-rows = list(csv.DictReader(lines[start:]))
+rows = load(path)
 cols = rows[0].keys() if rows else []
 ex_col = next((c for c in cols if c.startswith("Instructions Executed")), None)
 st_col = next((c for c in cols if c.startswith("Warp Stall Sampling (All")), None)
-num = lambda r, c: float((r.get(c) or "0").replace(",", "")) if c else 0.0
 ex, st, n = defaultdict(float), defaultdict(float), defaultdict(int)
 for r in rows:
     src = (r.get("Source") or "").strip()

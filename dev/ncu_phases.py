@@ -19,18 +19,24 @@ LANDMARKS = ("QGMMA", "HGMMA", "BAR.SYNC", "BAR.ARV", "BAR.RED", "DEPBAR", "B2R"
 
 
 def load(path):
+    """the source table's rows (dicts by column name) of an ncu SASS page, plain or .gz
+    (dev/forty-fifth_ncu_sass.py reads its pages through this too)"""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()
-    start = next((i for i, l in enumerate(lines) if l.startswith('"Address"')), None)
+    start = next((i for i, l in enumerate(lines) if l.startswith('"Address"') or l.startswith('"#"')), None)
     if start is None:
         sys.exit("no source table in " + path)
     return list(csv.DictReader(lines[start:]))
 
 
+def num(row, col):
+    """a counter column's value (ncu may print thousands separators); 0 when absent"""
+    return float((row.get(col) or "0").replace(",", "") or 0) if col else 0.0
+
+
 def main():
     rows = load(sys.argv[1])
-    num = lambda r, c: int((r.get(c) or "0").replace(",", "") or 0)
     samples = lambda r: num(r, "Warp Stall Sampling (All Samples)")
     executed = lambda r: num(r, "Instructions Executed")
     reasons = [c for c in rows[0] if c.startswith("stall_") and "Not Issued" not in c]
