@@ -107,7 +107,6 @@ def main():
     import h5py
     import torch
     import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
 
     layouts, kv_heads = load_layouts(a.layouts)
     wls = [w for w in (a.workloads.split(",") if a.workloads else layouts.keys()) if w]
@@ -118,7 +117,7 @@ def main():
     gen = torch.Generator(device=dev)
     gen.manual_seed(a.seed)
     rows = []
-    flex_fn = None
+    flex = {}  # the compiled FlexAttention, shared by every workload
     # one FlexAttention compile per (shape, grad mode): 4 packed workloads x 2 passes already
     # reach dynamo's default limit of 8, past which it silently runs the slow eager fallback
     try:
@@ -150,8 +149,7 @@ def main():
         v = torch.randn(T, Hkv, D, device=dev, dtype=torch.bfloat16, generator=gen)
         do = torch.randn(T, H, D, device=dev, dtype=torch.bfloat16, generator=gen)
         cu = torch.tensor([0] + list(np.cumsum(lens)), device=dev, dtype=torch.int32)
-        maxlen = max(lens)
-        flex_bm = None  # block mask of this workload, built once (not timed)
+        ctx = PeerInputs(lens, q, k, v, do, cu, gqa, flex)
         for system in systems:
             if system in ("cudnn-bf16", "flash-bf16") and not equal:
                 continue
@@ -165,70 +163,96 @@ def main():
                 continue
             for pas in passes:
                 try:
-                    bwd = pas == "fwdbwd"
-                    qq, kk, vv = (x.detach().requires_grad_(bwd) for x in (q, k, v))
-                    if system in ("cudnn-bf16", "flash-bf16"):
-                        B, L = len(lens), lens[0]
-                        backend = SDPBackend.CUDNN_ATTENTION if system == "cudnn-bf16" else SDPBackend.FLASH_ATTENTION
-                        # packed [T, H, D] viewed as [B, L, H, D] -> [B, H, L, D] (strided, no copy)
-                        qb, kb, vb = (x.view(B, L, x.shape[1], D).transpose(1, 2) for x in (qq, kk, vv))
-                        dob = do.view(B, L, H, D).transpose(1, 2)
-
-                        # gradients of qb, kb, vb: the attention backward alone, without the
-                        # copy that the view/transpose back to [T, H, D] could add
-                        def run(qb=qb, kb=kb, vb=vb, dob=dob, backend=backend, bwd=bwd):
-                            with sdpa_kernel([backend]):
-                                o = F.scaled_dot_product_attention(qb, kb, vb, is_causal=True, **gqa)
-                            if bwd:
-                                torch.autograd.grad(o, (qb, kb, vb), dob)
-                    elif system == "varlen-bf16":
-                        from torch.nn.attention.varlen import varlen_attn
-
-                        try:
-                            varlen_attn(qq[:8], kk[:8], vv[:8], cu[:1].new_tensor([0, 8]), cu[:1].new_tensor([0, 8]),
-                                        8, 8, window_size=(-1, 0))
-                            kw = dict(window_size=(-1, 0))
-                        except TypeError:
-                            kw = dict(is_causal=True)
-
-                        def run(bwd=bwd, kw=kw, qq=qq, kk=kk, vv=vv):
-                            o = varlen_attn(qq, kk, vv, cu, cu, maxlen, maxlen, **kw)
-                            if bwd:
-                                torch.autograd.grad(o, (qq, kk, vv), do)
-                    elif system == "flex-bf16":
-                        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-
-                        if flex_fn is None:
-                            flex_fn = torch.compile(flex_attention, dynamic=False)
-                        if flex_bm is None:
-                            doc = torch.repeat_interleave(torch.arange(len(lens), device=dev),
-                                                          torch.tensor(lens, device=dev))
-
-                            def mask_mod(b, h, qi, ki, doc=doc):
-                                return (doc[qi] == doc[ki]) & (qi >= ki)
-
-                            flex_bm = create_block_mask(mask_mod, None, None, T, T, device=dev)
-                        qf, kf, vf = (x.transpose(0, 1).unsqueeze(0) for x in (qq, kk, vv))  # [1, H, T, D]
-                        dof = do.transpose(0, 1).unsqueeze(0)
-
-                        # backward through autograd of the compiled call (the block mask carries
-                        # the backward's block lists too)
-                        def run(bwd=bwd, qf=qf, kf=kf, vf=vf, bm=flex_bm, dof=dof):
-                            o = flex_fn(qf, kf, vf, block_mask=bm, **gqa)
-                            if bwd:
-                                torch.autograd.grad(o, (qf, kf, vf), dof)
-                    else:
-                        raise ValueError(f"unknown system {system}")
+                    run = peer_run(torch, F, system, pas, ctx)
                     ms, mn = bench(torch, run, a.warmup, a.iters)
                     add(w, lens, system, pas, ms, mn, a.iters, Hkv=Hkv)
                 except Exception as e:  # a peer that cannot run is a row with a note, not a crash
                     traceback.print_exc()
                     add(w, lens, system, pas, float("nan"), float("nan"), 0, short_error(e), Hkv=Hkv)
                     torch.cuda.empty_cache()  # an out-of-memory failure must not starve the next peer
-        del q, k, v, do, flex_bm
+        del q, k, v, do, ctx
         torch.cuda.empty_cache()
 
     write_h5(a, rows, torch)
+
+
+class PeerInputs:
+    """one workload's inputs for peer_run: document lengths, the packed BF16 tensors
+    [T, H, D] (do: the upstream gradient), int32 cu_seqlens, SDPA's GQA keyword, the shared
+    FlexAttention state (flex: the compiled function) and this workload's block mask (built
+    once, not timed)"""
+
+    def __init__(self, lens, q, k, v, do, cu, gqa, flex):
+        self.lens, self.q, self.k, self.v, self.do, self.cu, self.gqa, self.flex = lens, q, k, v, do, cu, gqa, flex
+        self.block_mask = None
+
+
+def peer_run(torch, F, system, pas, x):
+    """a callable that runs one call of a BF16 peer (cudnn-bf16, flash-bf16, varlen-bf16,
+    flex-bf16) for pass fwd or fwdbwd on x (PeerInputs); raises what the peer raises"""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    lens, do, cu, gqa = x.lens, x.do, x.cu, x.gqa
+    D, H = x.q.shape[2], x.q.shape[1]
+    bwd = pas == "fwdbwd"
+    qq, kk, vv = (t.detach().requires_grad_(bwd) for t in (x.q, x.k, x.v))
+    if system in ("cudnn-bf16", "flash-bf16"):
+        B, L = len(lens), lens[0]
+        backend = SDPBackend.CUDNN_ATTENTION if system == "cudnn-bf16" else SDPBackend.FLASH_ATTENTION
+        # packed [T, H, D] viewed as [B, L, H, D] -> [B, H, L, D] (strided, no copy)
+        qb, kb, vb = (t.view(B, L, t.shape[1], D).transpose(1, 2) for t in (qq, kk, vv))
+        dob = do.view(B, L, H, D).transpose(1, 2)
+
+        # gradients of qb, kb, vb: the attention backward alone, without the copy that the
+        # view/transpose back to [T, H, D] could add
+        def run():
+            with sdpa_kernel([backend]):
+                o = F.scaled_dot_product_attention(qb, kb, vb, is_causal=True, **gqa)
+            if bwd:
+                torch.autograd.grad(o, (qb, kb, vb), dob)
+        return run
+    if system == "varlen-bf16":
+        from torch.nn.attention.varlen import varlen_attn
+
+        maxlen = max(lens)
+        try:
+            varlen_attn(qq[:8], kk[:8], vv[:8], cu[:1].new_tensor([0, 8]), cu[:1].new_tensor([0, 8]),
+                        8, 8, window_size=(-1, 0))
+            kw = dict(window_size=(-1, 0))
+        except TypeError:
+            kw = dict(is_causal=True)
+
+        def run():
+            o = varlen_attn(qq, kk, vv, cu, cu, maxlen, maxlen, **kw)
+            if bwd:
+                torch.autograd.grad(o, (qq, kk, vv), do)
+        return run
+    if system == "flex-bf16":
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+        if "fn" not in x.flex:
+            x.flex["fn"] = torch.compile(flex_attention, dynamic=False)
+        flex_fn = x.flex["fn"]
+        if x.block_mask is None:
+            T, dev = sum(lens), x.q.device
+            doc = torch.repeat_interleave(torch.arange(len(lens), device=dev), torch.tensor(lens, device=dev))
+
+            def mask_mod(b, h, qi, ki, doc=doc):
+                return (doc[qi] == doc[ki]) & (qi >= ki)
+
+            x.block_mask = create_block_mask(mask_mod, None, None, T, T, device=dev)
+        bm = x.block_mask
+        qf, kf, vf = (t.transpose(0, 1).unsqueeze(0) for t in (qq, kk, vv))  # [1, H, T, D]
+        dof = do.transpose(0, 1).unsqueeze(0)
+
+        # backward through autograd of the compiled call (the block mask carries the
+        # backward's block lists too)
+        def run():
+            o = flex_fn(qf, kf, vf, block_mask=bm, **gqa)
+            if bwd:
+                torch.autograd.grad(o, (qf, kf, vf), dof)
+        return run
+    raise ValueError(f"unknown system {system}")
 
 
 def reference_bf16(torch, F, lens, q, k, v, do):
@@ -252,14 +276,12 @@ def short_error(e):
     return f"{type(e).__name__}: {e}".replace("[cudnn_frontend] Error: ", "")[:200]
 
 
-def cudnn_fp8_rows(torch, F, lens, q, k, v, do, passes, a):
-    """cudnn-fp8's rows [(pass, ms, ms_min, iters, note)]: build, check against BF16, time"""
-    want = []
-    if "fwd" in passes:
-        want += ["fwd", "fwd+quant"]
-    if "fwdbwd" in passes:
-        want += ["bwd", "fwdbwd"]
-    nan = float("nan")
+FP8_PASSES = ("fwd", "fwd+quant", "bwd", "fwdbwd")
+
+
+def cudnn_fp8_runs(torch, F, lens, q, k, v, do):
+    """cudnn-fp8 built on these inputs and checked against BF16 SDPA: ({pass: a callable, or
+    the reason it has none}, the check's note) for the passes of FP8_PASSES"""
     try:
         import cudnn_fp8
 
@@ -277,10 +299,10 @@ def cudnn_fp8_rows(torch, F, lens, q, k, v, do, passes, a):
                                                str(att.out_dtype).replace("torch.", ""))
         print("  cudnn-fp8 check: " + note, flush=True)
         if not all(c >= 0.99 for c in cos):
-            return [(p, nan, nan, 0, "refused: " + note) for p in want]
+            return {p: "refused: " + note for p in FP8_PASSES}, note
     except Exception as e:  # no engine (an old cuDNN, another GPU), or no cudnn-frontend
         traceback.print_exc()
-        return [(p, nan, nan, 0, short_error(e)) for p in want]
+        return {p: short_error(e) for p in FP8_PASSES}, ""
 
     def fwd_quant():
         att.quantize(("q", "k", "v"))
@@ -292,10 +314,25 @@ def cudnn_fp8_rows(torch, F, lens, q, k, v, do, passes, a):
         att.bwd()
 
     runs = {"fwd": att.fwd, "fwd+quant": fwd_quant, "bwd": att.bwd, "fwdbwd": fwdbwd}
+    if att.gb is None:  # cuDNN built the forward only
+        for p in ("bwd", "fwdbwd"):
+            runs[p] = "no backward: " + short_error(att.bwd_error)
+    return runs, note
+
+
+def cudnn_fp8_rows(torch, F, lens, q, k, v, do, passes, a):
+    """cudnn-fp8's rows [(pass, ms, ms_min, iters, note)]: build, check against BF16, time"""
+    want = []
+    if "fwd" in passes:
+        want += ["fwd", "fwd+quant"]
+    if "fwdbwd" in passes:
+        want += ["bwd", "fwdbwd"]
+    nan = float("nan")
+    runs, note = cudnn_fp8_runs(torch, F, lens, q, k, v, do)
     out = []
     for p in want:
-        if p in ("bwd", "fwdbwd") and att.gb is None:  # cuDNN built the forward only
-            out.append((p, nan, nan, 0, "no backward: " + short_error(att.bwd_error)))
+        if isinstance(runs[p], str):
+            out.append((p, nan, nan, 0, runs[p]))
             continue
         try:
             ms, mn = bench(torch, runs[p], a.warmup, a.iters)
