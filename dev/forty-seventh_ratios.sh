@@ -21,7 +21,7 @@ fi
 export FLAMIA_LIB=$PWD/$B/kernels/libflamia.so
 # the C driver on the same kernels (and the layouts of logu-16k for ratios.py)
 s=$SECONDS
-$B/experiments/latency/latency --workloads 16x4096,16x1024,logu-16k --recipes mxfp8 --passes fwd,fwd+quant,bwd,train \
+$B/experiments/latency/latency --workloads 16x4096,16x1024,logu-16k,logu-64k --recipes mxfp8 --passes fwd,fwd+quant,bwd,train \
   --verify-rows 0 --out "$O/c_ours.h5" > "$O/c_ours.log" 2>&1 || { echo "latency failed"; tail -5 "$O/c_ours.log"; }
 python3 - "$O/c_ours.h5" <<'PY'
 import sys, h5py
@@ -39,7 +39,7 @@ grep -E "^  " "$O/peers_check.log" | cut -c1-160
 # the one-process ratios
 s=$SECONDS
 timeout 360 python3 experiments/latency/ratios.py --layouts "$O/c_ours.h5" --out "$O/ratios_gpu.h5" \
-  --workloads ${WL:-16x4096,4x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,gqa-16x1024} \
-  --rounds ${ROUNDS:-4} > "$O/ratios.log" 2>&1; echo "ratios.py: rc=$? ($((SECONDS - s)) s)"
+  --workloads ${WL:-16x4096,4x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,logu-64k,gqa-16x1024} \
+  --rounds ${ROUNDS:-6} > "$O/ratios.log" 2>&1; echo "ratios.py: rc=$? ($((SECONDS - s)) s)"
 grep -vE "^round|Warning|warn" "$O/ratios.log" | tail -60 | cut -c1-220
 cd "$O" && tar czf logs.tgz *.log && rm -f *.log

@@ -123,6 +123,31 @@ rule table_accuracy_gpu_full:
         "{PY} {RENDER} accuracy_gpu --md {output.md} --tex {output.tex} --md2 {output.md2} --tex2 {output.tex2} "
         "--config {params.cfg:q} h5totsv={input.tool} full=1 {params.files}"
 
+# The acceptance ratios of issues 4 and 5 (GPU only, needs PyTorch on the GPU machine): ours and
+# the peers timed in one process, alternated (experiments/latency/ratios.py). device=cuda
+# measures them in this run; otherwise the shipped data/measured/<gpu>/ratios_gpu.h5.
+RATIOS = sorted(glob.glob(config["measured_dir"] + "/*/ratios_gpu.h5"))[:1]
+if DEVICE == "cuda":
+    RATIOS = [RUNS + "/ratios_gpu.h5"]
+
+    rule run_ratios:
+        input: built=driver("latency"), script="experiments/latency/ratios.py"
+        output: RUNS + "/ratios_gpu.h5"
+        log: RUNS + "/logs/ratios_gpu.log"
+        shell:
+            "FLAMIA_LIB={BUILD}/kernels/libflamia.so python3 {input.script} --out {output} > {log} 2>&1 "
+            "|| {{ tail -n 20 {log} >&2; exit 1; }}"
+
+TABLES += ["paper_tables/acceptance_ratios.%s" % ext for ext in ("md", "tex")]
+
+rule table_acceptance_ratios:
+    input: h5=RATIOS, tool=H5TOTSV, deps=RENDER_DEPS
+    output: md="paper_tables/acceptance_ratios.md", tex="paper_tables/acceptance_ratios.tex"
+    params: cfg=CONFIG_JSON, files=" ".join("ratios=" + f for f in RATIOS)
+    shell:
+        "{PY} {RENDER} acceptance_ratios --md {output.md} --tex {output.tex} --config {params.cfg:q} "
+        "h5totsv={input.tool} {params.files}"
+
 TABLES += ["paper_tables/osum_ablation.%s" % ext for ext in ("md", "tex")]
 
 rule table_osum_ablation:
@@ -205,3 +230,6 @@ rule osum_ablation:
 
 rule packed_memory:
     input: rules.table_packed_memory.output
+
+rule acceptance_ratios:
+    input: rules.table_acceptance_ratios.output

@@ -4,7 +4,7 @@
     render_tables.py TABLE --md OUT.md --tex OUT.tex --config JSON [inputs...]
 
 TABLE is one of table_a_latency, table_b_leak, accuracy, accuracy_gpu, ds_underflow,
-table_d_scheduler, table_d_gpu, table_d_det, mismatch. Inputs are TSV export directories (h5totsv) given as NAME=DIR, or HDF5
+table_d_scheduler, table_d_gpu, table_d_det, mismatch, osum_ablation, packed_memory, acceptance_ratios. Inputs are TSV export directories (h5totsv) given as NAME=DIR, or HDF5
 files given as NAME=FILE.h5 with h5totsv=PATH (the GPU measurements in data/measured/). Every table carries a
 caption stating the hardware, date and commit its numbers came from. Tables that need a
 GPU and have no measurement say so; no number is ever made up.
@@ -674,11 +674,65 @@ def packed_memory(args, cfg, inputs):
     write_table(args.md, args.tex, title, caption, header, rows, [], "tab:packed")
 
 
+# ---------------------------------------------------------------- acceptance ratios (GPU, one process)
+ACCEPT = {("fwd", "cudnn-bf16"): (1.3, "issue 4: >= 1.3x at 16x4096"),
+          ("train", "cudnn-bf16"): (1.25, "issue 5: >= 1.25x at 16x4096")}
+
+
+def acceptance_ratios(args, cfg, inputs):
+    """ours against each peer, timed in one process and alternated round by round
+    (experiments/latency/ratios.py): the median ratio over rounds and its spread"""
+    title = "Acceptance ratios - ours and the peers in one process"
+    res = load(inputs, "ratios")
+    if res is None or not res.has_table("ratios") or not res.table("ratios"):
+        needs_gpu(args, title, "ratios (data/measured/<gpu>/ratios_gpu.h5)", "tab:ratios")
+        return
+    rat, tim = res.table("ratios"), res.table("timings")
+    ours = [s for s in uniq(r["system"] for r in tim) if s.startswith("flamia-")]
+    header = ["workload", "ours", "peer", "rounds", "peer ms", "our ms", "peer / ours (median)", "rounds' range"]
+    rows = []
+    for r in rat:
+        rows.append([r["workload"], r["our_pass"], "%s %s" % (r["peer"], r["peer_pass"]), "%d" % r["rounds"],
+                     "%.3f" % r["peer_ms"], "%.3f" % r["ours_ms"], "%.3fx" % r["ratio_median"],
+                     "%.3f-%.3f" % (r["ratio_min"], r["ratio_max"])])
+    notes = []
+    for (op, peer), (need, what) in ACCEPT.items():
+        m = [r for r in rat if r["workload"] == "16x4096" and r["our_pass"] == op and r["peer"] == peer]
+        if m:
+            notes.append("%s %s: %.3fx, %s." % (op, what, m[0]["ratio_median"],
+                                                  "met" if m[0]["ratio_median"] >= need else "not met"))
+    bwd = [r["tflops"] for r in tim if r["workload"] == "16x4096" and ours and r["system"] == ours[0]
+           and r["pass"] == "bwd" and isinstance(r["tflops"], float) and not math.isnan(r["tflops"])]
+    if bwd:
+        tf = sorted(bwd)[len(bwd) // 2] if len(bwd) % 2 else 0.5 * sum(sorted(bwd)[len(bwd) // 2 - 1:len(bwd) // 2 + 1])
+        notes.append("bwd issue 5: >= 550 TFLOP/s at 16x4096: %.1f TFLOP/s (median over rounds), %s."
+                     % (tf, "met" if tf >= 550 else "not met"))
+    for op, issue in (("fwd+quant", 4), ("train", 5)):
+        per = {}
+        for r in rat:
+            if r["our_pass"] == op:
+                per[r["workload"]] = min(per.get(r["workload"], float("inf")), r["ratio_median"])
+        if per:
+            notes.append("%s issue %d: faster than the fastest peer on every workload: %d of %d."
+                         % (op, issue, sum(v > 1 for v in per.values()), len(per)))
+    caption = ("Our kernels (%s, through libflamia's C API by ctypes) and the peers timed in ONE process on one GPU, "
+               "alternated: every round times every system once per workload (ours first in even rounds, last in "
+               "odd ones), and each ratio is the peer's time over ours in the same round (> 1: ours faster); median "
+               "over the rounds, and the range of the rounds' ratios. Passes: fwd (ours on a workspace quantized "
+               "before timing), fwd+quant (ours with its quantize; the BF16 peers' fwd, which need none; "
+               "cudnn-fp8's per-tensor quantization + forward), bwd (the backward alone), train (our training call "
+               "from a CUDA graph) against the peers' forward + backward (fwdbwd). Median of CUDA-event timings per "
+               "round; 16 query heads, d = 128, causal. Our outputs are checked against BF16 SDPA before and after "
+               "the rounds. Table A (experiments/latency + peers.py) times the two sides in separate processes. %s"
+               % (", ".join(ours) or "flamia", res.provenance()))
+    write_table(args.md, args.tex, title, caption, header, rows, notes, "tab:ratios")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("table", choices=["table_a_latency", "table_b_leak", "accuracy", "accuracy_gpu",
                                       "ds_underflow", "table_d_scheduler", "table_d_gpu", "table_d_det",
-                                      "mismatch", "osum_ablation", "packed_memory"])
+                                      "mismatch", "osum_ablation", "packed_memory", "acceptance_ratios"])
     ap.add_argument("--md", required=True)
     ap.add_argument("--tex", required=True)
     ap.add_argument("--md2", help="second table (Table B2, accuracy per workload)")
@@ -693,7 +747,8 @@ def main():
         inputs[k] = v
     {"table_a_latency": table_a, "table_b_leak": table_b, "accuracy": accuracy, "accuracy_gpu": accuracy_gpu,
      "ds_underflow": ds_underflow, "table_d_scheduler": table_d, "table_d_gpu": table_d_gpu, "table_d_det": table_d_det,
-     "mismatch": mismatch, "osum_ablation": osum_ablation, "packed_memory": packed_memory}[args.table](
+     "mismatch": mismatch, "osum_ablation": osum_ablation, "packed_memory": packed_memory,
+     "acceptance_ratios": acceptance_ratios}[args.table](
          args, cfg, inputs)
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """test_render_gpu.py - the GPU tables of the pipeline (accuracy_gpu, Table B on the kernels,
-Table A, Table D's exact-option and deterministic-dQ costs, the O-sum ablation, packed vs padded):
+Table A, Table D's exact-option and deterministic-dQ costs, the O-sum ablation, packed vs padded, the
+one-process acceptance ratios):
 rendered from the HDF5 measurements shipped in data/measured/<gpu>/ through h5totsv, a CPU run
 on other inputs left out of the comparison, and a missing measurement rendered as "needs a GPU
 run" with no numbers.
@@ -139,6 +140,24 @@ if packed:
     check(rows(md) and "NVIDIA" in md and "commit" in md, "packed vs padded (GPU): rows, the GPU and the commit")
 md, _ = run("packed_memory", "packed-none", md2=False)
 check("Needs a GPU run" in md and not rows(md), "packed vs padded without a measurement")
+
+# the acceptance ratios (one process, alternated rounds): a row per (workload, our pass, peer)
+ratios = sorted(glob.glob(os.path.join(root, "data", "measured", "*", "ratios_gpu.h5")))
+check(ratios, "shipped one-process ratios found (data/measured/*/ratios_gpu.h5)")
+if ratios:
+    md, _ = run("acceptance_ratios", "ratios", "ratios=" + ratios[0], md2=False)
+    r = rows(md)
+    check(len(r) >= 8 and all(len(cells(x)) == 8 and cells(x)[6].endswith("x") for x in r),
+          "acceptance ratios: workload, our pass, peer, rounds, two times, median ratio, range")
+    med = lambda x: float(cells(x)[6][:-1])  # noqa: E731
+    check(all(float(cells(x)[7].split("-")[0]) <= med(x) <= float(cells(x)[7].split("-")[1]) for x in r),
+          "acceptance ratios: each median inside its rounds' range")
+    check(all(abs(float(cells(x)[4]) / float(cells(x)[5]) / med(x) - 1) < 0.25 for x in r),
+          "acceptance ratios: the median ratio near the median times' ratio")
+    check("issue 4" in md and "issue 5" in md and "NVIDIA" in md and "commit" in md,
+          "acceptance ratios: the issues' lines, the GPU and the commit")
+md, _ = run("acceptance_ratios", "ratios-none", md2=False)
+check("Needs a GPU run" in md and not rows(md), "acceptance ratios without a measurement")
 
 # nothing measured: a table that says so, and no numbers
 md, md2 = run("accuracy_gpu", "none")
