@@ -126,8 +126,13 @@ rule table_accuracy_gpu_full:
 # The acceptance ratios of issues 4 and 5 (GPU only, needs PyTorch on the GPU machine): ours and
 # the peers timed in one process, alternated (experiments/latency/ratios.py). device=cuda
 # measures them in this run; otherwise the shipped data/measured/<gpu>/ratios_gpu.h5.
+# Without PyTorch in the pipeline's Python the shipped measurement stays (and the log says so).
+import importlib.util
 RATIOS = sorted(glob.glob(config["measured_dir"] + "/*/ratios_gpu.h5"))[:1]
-if DEVICE == "cuda":
+if DEVICE == "cuda" and importlib.util.find_spec("torch") is None:
+    print("tables.smk: no PyTorch for %s: the acceptance ratios come from %s" % (PY, RATIOS or "nowhere"),
+          file=sys.stderr)
+elif DEVICE == "cuda":
     RATIOS = [RUNS + "/ratios_gpu.h5"]
 
     rule run_ratios:
@@ -135,7 +140,7 @@ if DEVICE == "cuda":
         output: RUNS + "/ratios_gpu.h5"
         log: RUNS + "/logs/ratios_gpu.log"
         shell:
-            "FLAMIA_LIB={BUILD}/kernels/libflamia.so python3 {input.script} --out {output} > {log} 2>&1 "
+            "FLAMIA_LIB={BUILD}/kernels/libflamia.so {PY} {input.script} --out {output} > {log} 2>&1 "
             "|| {{ tail -n 20 {log} >&2; exit 1; }}"
 
 TABLES += ["paper_tables/acceptance_ratios.%s" % ext for ext in ("md", "tex")]
