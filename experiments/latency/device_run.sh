@@ -3,8 +3,9 @@
 # builds with meson there, runs the gpu test suite, the latency driver (one process per
 # workload, merged: a kernel fault loses one workload, not the run) and peers.py, then
 # joins them. Results under $OUT, the logs there as logs.tgz (at most 8 files come back).
-#   experiments/latency/device_run.sh [tests] [sanitize] [ours] [ncu] [peers] [flex]   (default: tests ours peers)
-# Env: FLAMIA_GIT_COMMIT (stamped into the HDF5 files), LAT_ARGS, PEER_ARGS, WORKLOADS, KEEP_LOGS.
+#   experiments/latency/device_run.sh [tests] [sanitize] [ours] [ncu] [peers] [flex] [ratios]   (default: tests ours peers)
+# ratios: ours and the peers in one process, alternated (ratios.py; after ours, whose file gives the logu-* layouts)
+# Env: FLAMIA_GIT_COMMIT (stamped into the HDF5 files), LAT_ARGS, PEER_ARGS, RATIO_ARGS, WORKLOADS, KEEP_LOGS.
 set -u
 OUT=${OUT:-/tmp/flamia-out}
 mkdir -p "$OUT"
@@ -99,6 +100,18 @@ if has peers || has flex; then
     --systems "$SYS" --passes fwd,fwdbwd ${PEER_ARGS:-} >"$OUT/peers.log" 2>&1 || rc=1
   grep -E "^  |peers.py|Error" "$OUT/peers.log" | tail -70 | cut -c1-200
   python3 experiments/latency/join.py "$OUT/ours.h5" "$OUT/peers.h5" --recipe mxfp8 | tee "$OUT/join.md"
+fi
+if has ratios; then
+  if ls .whl/nvidia_cudnn_frontend-*.whl >/dev/null 2>&1 && [ ! -d /tmp/site-cudnn ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site-cudnn \
+      .whl/nvidia_cudnn_frontend-*.whl
+  fi
+  [ -d /tmp/site-cudnn ] && export PYTHONPATH=/tmp/site-cudnn${PYTHONPATH:+:$PYTHONPATH}
+  LAYOUTS=""; [ -f "$OUT/ours.h5" ] && LAYOUTS="--layouts $OUT/ours.h5"
+  WL_RATIOS=$(for w in $WORKLOADS; do case $w in logu-*) [ -n "$LAYOUTS" ] && echo $w ;; *) echo $w ;; esac; done | paste -sd,)
+  FLAMIA_LIB=$PWD/$B/kernels/libflamia.so PYTHONUNBUFFERED=1 python3 experiments/latency/ratios.py $LAYOUTS \
+    --workloads "$WL_RATIOS" --out "$OUT/ratios_gpu.h5" ${RATIO_ARGS:-} >"$OUT/ratios.log" 2>&1 || rc=1
+  grep -E "^\| |^issue|ratios.py" "$OUT/ratios.log" | tail -70 | cut -c1-220
 fi
 # the device tool brings back at most 8 files from $OUT: the logs travel as one archive
 # (logs.tgz), so that the HDF5 files and join.md always come back (tools/device_all.sh,
