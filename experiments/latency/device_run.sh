@@ -116,5 +116,5 @@ fi
 # the device tool brings back at most 8 files from $OUT: the logs travel as one archive
 # (logs.tgz), so that the HDF5 files and join.md always come back (tools/device_all.sh,
 # which logs into $OUT across several calls, sets KEEP_LOGS=1)
-[ -n "${KEEP_LOGS:-}" ] || ( cd "$OUT" && logs=$(ls *.log *.txt 2>/dev/null) && [ -n "$logs" ] && tar czf logs.tgz $logs && rm -f $logs )
+[ -n "${KEEP_LOGS:-}" ] || ( cd "$OUT" && logs=$(ls *.log *.txt 2>/dev/null; true) && [ -n "$logs" ] && tar czf logs.tgz $logs && rm -f $logs )
 exit $rc
