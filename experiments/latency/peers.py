@@ -54,23 +54,47 @@ EQUAL = ("4x4096", "16x4096", "16x1024", "64x1024")
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--layouts", required=True, help="HDF5 file of the latency driver (table layouts)")
-    ap.add_argument("--out", required=True, help="result file (.h5)")
     ap.add_argument("--workloads", default="", help="comma list (default: every workload in --layouts)")
     ap.add_argument("--systems", default="cudnn-bf16,flash-bf16,varlen-bf16,flex-bf16,cudnn-fp8")
     ap.add_argument("--passes", default="fwd", help="comma list of fwd, fwdbwd")
-    ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--head-dim", type=int, default=128)
+    timing_args(ap)
+    return checked_args(ap)
+
+
+def timing_args(ap):
+    """the options of a timing script (peers.py, ratios.py): result file, heads, warm-up, calls, seed"""
+    ap.add_argument("--out", required=True, help="result file (.h5)")
+    ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--seed", type=int, default=1)
+
+
+def checked_args(ap):
     a = ap.parse_args()
     if not a.out.endswith(".h5"):
         ap.error("--out must end in .h5")
+    if a.iters < 1 or a.warmup < 0:
+        ap.error("--iters must be >= 1, --warmup >= 0")
     return a
 
 
+def raise_dynamo_limits(torch):
+    """one FlexAttention compile per (shape, grad mode): 4 packed workloads x 2 passes already
+    reach dynamo's default limit of 8, past which it silently runs the slow eager fallback"""
+    try:
+        import torch._dynamo
+
+        for knob in ("recompile_limit", "cache_size_limit"):
+            if hasattr(torch._dynamo.config, knob):
+                setattr(torch._dynamo.config, knob, max(64, getattr(torch._dynamo.config, knob)))
+    except ImportError:
+        pass
+
+
 def load_layouts(path):
-    import h5py
+    import h5py  # noqa: F401  (missing h5py stops the run before anything is timed)
     with h5py.File(path, "r") as f:
         g = f["layouts"]
         names = [s.decode() if isinstance(s, bytes) else str(s) for s in g["workload"][...]]
@@ -104,7 +128,7 @@ def bench(torch, fn, warmup, iters):
 
 def main():
     a = parse_args()
-    import h5py
+    import h5py  # noqa: F401  (missing h5py stops the run before anything is timed)
     import torch
     import torch.nn.functional as F
 
@@ -118,16 +142,7 @@ def main():
     gen.manual_seed(a.seed)
     rows = []
     flex = {}  # the compiled FlexAttention, shared by every workload
-    # one FlexAttention compile per (shape, grad mode): 4 packed workloads x 2 passes already
-    # reach dynamo's default limit of 8, past which it silently runs the slow eager fallback
-    try:
-        import torch._dynamo
-
-        for knob in ("recompile_limit", "cache_size_limit"):
-            if hasattr(torch._dynamo.config, knob):
-                setattr(torch._dynamo.config, knob, max(64, getattr(torch._dynamo.config, knob)))
-    except ImportError:
-        pass
+    raise_dynamo_limits(torch)
 
     def add(w, lens, system, pas, ms, mn, iters, note="", Hkv=H):
         pairs = sum(l * (l + 1) / 2 for l in lens)
@@ -343,23 +358,33 @@ def cudnn_fp8_rows(torch, F, lens, q, k, v, do, passes, a):
     return out
 
 
+TIMING_COLS = [("workload", "s", "", "workload name"), ("system", "s", "", "peer"),
+               ("pass", "s", "", "fwd, fwdbwd (forward + backward of Q, K, V); cudnn-fp8 also fwd+quant and bwd"),
+               ("total_tokens", "i", "tokens", "packed tokens"),
+               ("num_docs", "i", "docs", "documents"), ("heads_q", "i", "heads", "query heads"),
+               ("heads_kv", "i", "heads", "key/value heads"), ("head_dim", "i", "1", "head dimension"),
+               ("ms", "f", "ms", "median over iters CUDA-event timings"), ("ms_min", "f", "ms", "fastest timing"),
+               ("iters", "i", "1", "timed calls"),
+               ("flops", "f", "FLOP", "causal-discounted FLOPs of the pass: fwd F = 4 D Hq sum L(L+1)/2, "
+                "fwdbwd 3.5 F (backward 2.5 F)"),
+               ("tflops", "f", "TFLOP/s", "flops / ms"),
+               ("note", "s", "", "empty, why the row has no time, or (cudnn-fp8) its check against BF16")]
+
+
 def write_h5(a, rows, torch):
-    import h5py
-    cols = [("workload", "s", "", "workload name"), ("system", "s", "", "peer"),
-            ("pass", "s", "", "fwd, fwdbwd (forward + backward of Q, K, V); cudnn-fp8 also fwd+quant and bwd"),
-            ("total_tokens", "i", "tokens", "packed tokens"),
-            ("num_docs", "i", "docs", "documents"), ("heads_q", "i", "heads", "query heads"),
-            ("heads_kv", "i", "heads", "key/value heads"), ("head_dim", "i", "1", "head dimension"),
-            ("ms", "f", "ms", "median over iters CUDA-event timings"), ("ms_min", "f", "ms", "fastest timing"),
-            ("iters", "i", "1", "timed calls"),
-            ("flops", "f", "FLOP", "causal-discounted FLOPs of the pass: fwd F = 4 D Hq sum L(L+1)/2, "
-             "fwdbwd 3.5 F (backward 2.5 F)"),
-            ("tflops", "f", "TFLOP/s", "flops / ms"),
-            ("note", "s", "", "empty, why the row has no time, or (cudnn-fp8) its check against BF16")]
+    write_result(a, torch, "latency_peers", [("timings", "median latency per workload, peer and pass (schema of "
+                                              "experiments/latency)", rows, TIMING_COLS)])
+
+
+def write_result(a, torch, experiment, tables, attrs=()):
+    """an HDF5 result in the experiments' schema, written atomically: the root provenance
+    attributes (+ attrs: name, value pairs) and per table (group, description, rows, columns)
+    one dataset per column (columns: name, type s / i / f, units, description)"""
+    import h5py  # noqa: F401  (missing h5py stops the run before anything is timed)
     tmp = a.out + f".tmp.{os.getpid()}"
     with h5py.File(tmp, "w") as f:
         at = f.attrs
-        at["experiment"] = "latency_peers"
+        at["experiment"] = experiment
         at["schema_version"] = np.int64(1)
         at["git_commit"] = os.environ.get("FLAMIA_GIT_COMMIT", "unknown")
         at["argv"] = " ".join(sys.argv)
@@ -375,23 +400,26 @@ def write_h5(a, rows, torch):
         at["cpu_model"] = platform.processor() or "unknown"
         at["warmup"] = np.int64(a.warmup)
         at["iters"] = np.int64(a.iters)
-        g = f.create_group("timings")
-        g.attrs["description"] = "median latency per workload, peer and pass (schema of experiments/latency)"
-        g.attrs["rows"] = np.int64(len(rows))
-        for name, t, units, desc in cols:
-            vals = [r[name] for r in rows]
-            if t == "s":
-                width = max([len(str(x).encode()) for x in vals] + [1])
-                data = np.array([str(x).encode() for x in vals], dtype=f"S{width}")
-            elif t == "i":
-                data = np.array(vals, dtype=np.int64)
-            else:
-                data = np.array(vals, dtype=np.float64)
-            d = g.create_dataset(name, data=data)
-            d.attrs["units"] = units
-            d.attrs["description"] = desc
+        for k, v in attrs:
+            at[k] = v
+        for group, desc, rows, cols in tables:
+            g = f.create_group(group)
+            g.attrs["description"] = desc
+            g.attrs["rows"] = np.int64(len(rows))
+            for name, t, units, cdesc in cols:
+                vals = [r[name] for r in rows]
+                if t == "s":
+                    width = max([len(str(x).encode()) for x in vals] + [1])
+                    data = np.array([str(x).encode() for x in vals], dtype=f"S{width}")
+                elif t == "i":
+                    data = np.array(vals, dtype=np.int64)
+                else:
+                    data = np.array(vals, dtype=np.float64)
+                d = g.create_dataset(name, data=data)
+                d.attrs["units"] = units
+                d.attrs["description"] = cdesc
     os.replace(tmp, a.out)
-    print(f"peers.py: wrote {a.out} ({len(rows)} rows)")
+    print(f"{os.path.basename(sys.argv[0])}: wrote {a.out} ({', '.join('%d %s' % (len(t[2]), t[0]) for t in tables)})")
 
 
 if __name__ == "__main__":

@@ -38,10 +38,7 @@ Usage (GPU machine, repo root, libflamia built with CUDA):
   python3 experiments/latency/ratios.py --out ratios.h5 [--workloads 16x4096,16x1024] [--rounds 4]
 """
 import argparse
-import datetime
 import os
-import platform
-import socket
 import statistics
 import sys
 import traceback
@@ -232,8 +229,9 @@ def check_ours(torch, F, peers, ours, lens, q, k, v, do):
 
 
 def parse_args():
+    import peers
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="result file (.h5)")
     ap.add_argument("--lib", default=os.environ.get("FLAMIA_LIB", os.path.join(HERE, "..", "..", "build", "kernels",
                                                                                "libflamia.so")))
     ap.add_argument("--recipe", default="mxfp8")
@@ -241,15 +239,10 @@ def parse_args():
     ap.add_argument("--layouts", default="", help="the latency driver's HDF5 file, for workloads not given by name")
     ap.add_argument("--systems", default="cudnn-bf16,cudnn-fp8,flex-bf16", help="peers (peers.py's names)")
     ap.add_argument("--rounds", type=int, default=4)
-    ap.add_argument("--heads", type=int, default=16)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--iters", type=int, default=30)
-    ap.add_argument("--seed", type=int, default=1)
-    a = ap.parse_args()
-    if not a.out.endswith(".h5"):
-        ap.error("--out must end in .h5")
-    if a.rounds < 1 or a.iters < 1 or a.warmup < 0:
-        ap.error("--rounds and --iters must be >= 1, --warmup >= 0")
+    peers.timing_args(ap)
+    a = peers.checked_args(ap)
+    if a.rounds < 1:
+        ap.error("--rounds must be >= 1")
     return a
 
 
@@ -271,14 +264,7 @@ def main():
         return 77
     recipe = fl.recipe(a.recipe)
     ours_name = "flamia-" + a.recipe
-    try:  # FlexAttention: one compile per (shape, grad mode), as peers.py
-        import torch._dynamo
-
-        for knob in ("recompile_limit", "cache_size_limit"):
-            if hasattr(torch._dynamo.config, knob):
-                setattr(torch._dynamo.config, knob, max(64, getattr(torch._dynamo.config, knob)))
-    except ImportError:
-        pass
+    peers.raise_dynamo_limits(torch)
     layouts, kv = peers.load_layouts(a.layouts) if a.layouts else ({}, {})
     H, D, dev = a.heads, 128, torch.device("cuda")
     gen = torch.Generator(device=dev)
@@ -377,8 +363,7 @@ def main():
 
 
 def write_h5(a, timings, ratios, torch):
-    import h5py
-    import numpy as np
+    import peers
 
     tcols = [("round", "i", "1", "alternation round (ours first in even rounds, last in odd ones)"),
              ("workload", "s", "", "workload name"), ("system", "s", "", "flamia-<recipe> (ours) or the peer"),
@@ -398,45 +383,10 @@ def write_h5(a, timings, ratios, torch):
              ("ratio_min", "f", "1", "smallest round's ratio"), ("ratio_max", "f", "1", "largest round's ratio"),
              ("ours_ms", "f", "ms", "median over rounds of our time"),
              ("peer_ms", "f", "ms", "median over rounds of the peer's time")]
-    tmp = a.out + ".tmp.%d" % os.getpid()
-    with h5py.File(tmp, "w") as f:
-        at = f.attrs
-        at["experiment"] = "ratios"
-        at["schema_version"] = np.int64(1)
-        at["git_commit"] = os.environ.get("FLAMIA_GIT_COMMIT", "unknown")
-        at["argv"] = " ".join(sys.argv)
-        at["seed"] = np.int64(a.seed)
-        at["backend"] = "cuda"
-        at["recipe"] = a.recipe
-        at["heads"] = np.int64(a.heads)
-        at["rounds"] = np.int64(a.rounds)
-        at["warmup"] = np.int64(a.warmup)
-        at["iters"] = np.int64(a.iters)
-        at["device_name"] = at["gpu_name"] = str(torch.cuda.get_device_name())
-        at["cuda_runtime"] = str(torch.version.cuda)
-        at["torch_version"] = str(torch.__version__)
-        at["cudnn_version"] = str(torch.backends.cudnn.version())
-        at["utc_time"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        at["hostname"] = socket.gethostname()
-        at["cpu_model"] = platform.processor() or "unknown"
-        for name, rows, cols, desc in (("timings", timings, tcols, "every round's median latency per workload, "
-                                        "system and pass"),
-                                       ("ratios", ratios, rcols, "peer / ours per round, summarized over rounds")):
-            g = f.create_group(name)
-            g.attrs["description"] = desc
-            g.attrs["rows"] = np.int64(len(rows))
-            for col, t, units, d in cols:
-                vals = [r[col] for r in rows]
-                if t == "s":
-                    width = max([len(str(x).encode()) for x in vals] + [1])
-                    data = np.array([str(x).encode() for x in vals], dtype="S%d" % width)
-                else:
-                    data = np.array(vals, dtype=np.int64 if t == "i" else np.float64)
-                ds = g.create_dataset(col, data=data)
-                ds.attrs["units"] = units
-                ds.attrs["description"] = d
-    os.replace(tmp, a.out)
-    print("ratios.py: wrote %s (%d timings, %d ratios)" % (a.out, len(timings), len(ratios)))
+    peers.write_result(a, torch, "ratios", [
+        ("timings", "every round's median latency per workload, system and pass", timings, tcols),
+        ("ratios", "peer / ours per round, summarized over rounds", ratios, rcols)],
+        attrs=[("recipe", a.recipe), ("heads", a.heads), ("rounds", a.rounds)])
 
 
 if __name__ == "__main__":
