@@ -204,14 +204,10 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
      * list-scheduling model of the Table A fit put that tail at 1.4-11 % of the backward,
      * dev/backward/v23_head_fastest.patch). The CTAs resident together still share one or
      * two documents' Q / dO tiles and dq_acc rows in L2. */
-    /* with p.order (bwd_order: the longest first; never in the deterministic kernels, whose
-     * turns need the grid's own order) CTA blockIdx.x takes that item */
-    const unsigned item = DET || !p.order ? blockIdx.x : (unsigned)__ldg(p.order + blockIdx.x);
-    if ((int)item < 0) return;
-    const DocTile dt = doc_tile_of(p.cu, p.num_docs, (int)(item / p.Hkv));
+    const DocTile dt = doc_tile_of(p.cu, p.num_docs, (int)(blockIdx.x / p.Hkv));
     if (dt.doc < 0) return;
     /* deterministic dQ: a document's last key tile first (dq_turn_wait's order) */
-    const int doc = dt.doc, n = DET ? dt.ntiles - 1 - dt.tile : dt.tile, hk = (int)(item % p.Hkv);
+    const int doc = dt.doc, n = DET ? dt.ntiles - 1 - dt.tile : dt.tile, hk = (int)(blockIdx.x % p.Hkv);
     const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
     const int k0 = n * 128; /* doc-local first key of the tile */
     const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
