@@ -8,7 +8,14 @@ per-SM costs of dev/cost_model.py's fit of Table A. The model prints each order'
 against the ideal (all work / SMs): what the order leaves idle at the end of the run.
 
 Orders:  head-slowest  grid (slots, Hkv): every head's documents in turn (before v23);
-         head-fastest  1-D grid, kv head fastest, then key tile, then document (v23).
+         head-fastest  1-D grid, kv head fastest, then key tile, then document (v23);
+         longest-first the CTAs meeting the most query tiles first, ties in head-fastest's
+                       order (dev/backward/v112_lpt_order.patch, forty-seventh session).
+GQA (gqa-16x1024: 16 query heads over 4 kv heads): one CTA per kv head walks the group's query
+heads, so its tile pairs are group x (n - t) and the grid has Hkv x the slots. The forty-seventh
+session's prediction for v112 came from this model with --per-cta 7 --per-pair 7.2 (the main
+kernel's costs since v28 / v87): gqa-16x1024 +24.9 % over ideal in head-fastest order, +3.1 %
+longest first (-17 %); the MHA workloads +0.4..+1.9 % and +0.1..+0.8 %.
 The twelfth session's prediction for v23 (dev/backward/v23_head_fastest.patch) came from
 this model: -5 % at 4x4096, -1.3 % at 16x4096, -3 % at 16x1024; measured -4.8, -1.8, -3.6.
 
@@ -35,13 +42,17 @@ def ctas(lens, heads, order):
         return [(h, d, t, q) for h in range(heads) for (d, t, q) in tiles]
     if order == "head-fastest":
         return [(h, d, t, q) for (d, t, q) in tiles for h in range(heads)]
+    if order == "longest-first":  # stable: ties keep head-fastest's order
+        return sorted(ctas(lens, heads, "head-fastest"), key=lambda c: -c[3])
     raise ValueError(order)
 
 
 WORKLOADS = {  # the latency driver's fixed-length workloads (logu-* are random: not modelled)
     "4x4096": [4096] * 4, "16x4096": [4096] * 16, "16x1024": [1024] * 16, "64x1024": [1024] * 64,
     "8192+32x256": [8192] + [256] * 32, "8192+224x256": [8192] + [256] * 224,
+    "gqa-16x1024": [1024] * 16,
 }
+GROUP = {"gqa-16x1024": 4}  # query heads per kv head (16 over 4)
 
 
 def main():
@@ -51,18 +62,18 @@ def main():
     ap.add_argument("--sms", type=int, default=132)
     ap.add_argument("--heads", type=int, default=16)
     a = ap.parse_args()
-    print("| workload | ideal ms | head-slowest ms | over ideal | head-fastest ms | over ideal | change |")
-    print("|---|---|---|---|---|---|---|")
+    orders = ("head-slowest", "head-fastest", "longest-first")
+    print("| workload | ideal ms | " + " | ".join("%s ms | over ideal" % o for o in orders) + " |")
+    print("|---|---|" + "---|---|" * len(orders))
     for name, lens in WORKLOADS.items():
+        group = GROUP.get(name, 1)
         res = {}
-        for order in ("head-slowest", "head-fastest"):
-            dur = [a.per_cta + a.per_pair * q for (_, _, _, q) in ctas(lens, a.heads, order)]
+        for order in orders:
+            dur = [a.per_cta + a.per_pair * q * group for (_, _, _, q) in ctas(lens, a.heads // group, order)]
             res[order] = makespan(dur, a.sms) / 1000
             ideal = sum(dur) / a.sms / 1000
-        s, f = res["head-slowest"], res["head-fastest"]
-        print(f"| {name} | {ideal:.3f} | {s:.3f} | {100 * (s / ideal - 1):+.1f} % | {f:.3f} | "
-              f"{100 * (f / ideal - 1):+.1f} % | {100 * (f / s - 1):+.1f} % |")
-
+        print(f"| {name} | {ideal:.3f} | " + " | ".join(f"{res[o]:.3f} | {100 * (res[o] / ideal - 1):+.1f} %"
+                                                     for o in orders) + " |")
 
 if __name__ == "__main__":
     main()
