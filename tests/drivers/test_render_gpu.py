@@ -147,9 +147,11 @@ check(ratios, "shipped one-process ratios found (data/measured/*/ratios_gpu.h5)"
 if ratios:
     md, _ = run("acceptance_ratios", "ratios", "ratios=" + ratios[0], md2=False)
     r = rows(md)
-    check(len(r) >= 8 and all(len(cells(x)) == 8 and cells(x)[6].endswith("x") for x in r),
-          "acceptance ratios: workload, our pass, peer, rounds, two times, median ratio, range")
     med = lambda x: float(cells(x)[6][:-1])  # noqa: E731
+    check(len(r) >= 8 and all(len(cells(x)) == 9 and cells(x)[6].endswith("x") for x in r),
+          "acceptance ratios: workload, our pass, peer, rounds, two times, median ratio, range, fastest calls' ratio")
+    check(all(cells(x)[8] == "-" or 0.5 < float(cells(x)[8][:-1]) / med(x) < 2 for x in r) and
+          any(cells(x)[8] != "-" for x in r), "acceptance ratios: the fastest calls' ratio near the median one")
     check(all(float(cells(x)[7].split("-")[0]) <= med(x) <= float(cells(x)[7].split("-")[1]) for x in r),
           "acceptance ratios: each median inside its rounds' range")
     check(all(abs(float(cells(x)[4]) / float(cells(x)[5]) / med(x) - 1) < 0.25 for x in r),
