@@ -114,6 +114,17 @@ def ratio_rows(timings, ours):
     return out
 
 
+def our_times(timings, ours):
+    """[(workload, pass, median ms over rounds, median TFLOP/s)] of our rows that have a time"""
+    out = []
+    for w in dict.fromkeys(r["workload"] for r in timings):
+        for p in OUR_PASSES:
+            got = [r for r in timings if r["workload"] == w and r["system"] == ours and r["pass"] == p and r["ms"] == r["ms"]]
+            if got:
+                out.append((w, p, statistics.median(r["ms"] for r in got), statistics.median(r["tflops"] for r in got)))
+    return out
+
+
 def acceptance(timings, ratios, ours, target="16x4096"):
     """the issues' acceptance lines [(text, met or None when not measured)]"""
     lines = []
@@ -237,7 +248,8 @@ def parse_args():
     ap.add_argument("--recipe", default="mxfp8")
     ap.add_argument("--workloads", default=DEFAULT_WORKLOADS)
     ap.add_argument("--layouts", default="", help="the latency driver's HDF5 file, for workloads not given by name")
-    ap.add_argument("--systems", default="cudnn-bf16,cudnn-fp8,flex-bf16", help="peers (peers.py's names)")
+    ap.add_argument("--systems", default="cudnn-bf16,cudnn-fp8,flex-bf16",
+                    help="peers (peers.py's names); empty: ours alone (A/B of our builds or switches across processes)")
     ap.add_argument("--rounds", type=int, default=4)
     peers.timing_args(ap)
     a = peers.checked_args(ap)
@@ -349,6 +361,9 @@ def main():
                 if r["workload"] == w and r["system"] == ours_name:
                     r.update(ms=nan, ms_min=nan, tflops=nan, iters=0, note="failed after timing: " + note)
     ratios = ratio_rows(timings, ours_name)
+    print("\n| workload | our pass | ms (median over rounds) | TFLOP/s |\n|---|---|---|---|")
+    for w, p, ms, tf in our_times(timings, ours_name):
+        print("| %s | %s | %.3f | %.1f |" % (w, p, ms, tf))
     print("\n| workload | ours | peer | rounds | peer ms | our ms | ratio (median) | min | max |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in ratios:

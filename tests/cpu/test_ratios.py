@@ -65,6 +65,9 @@ check(("bwd", "cudnn-bf16", "fwd") not in key and ("bwd", "cudnn-bf16", None) no
       math.isclose(key[("bwd", "cudnn-fp8", "bwd")]["ratio_median"], 8.4 / 8.0), "bwd only against cudnn-fp8")
 check(math.isclose(key[("train", "cudnn-bf16", "fwdbwd")]["ratio_median"], 0.8), "train against fwdbwd")
 
+ot = {(w, p): (ms, tf) for w, p, ms, tf in ratios.our_times(t, ours)}
+check(ot.get(("16x4096", "fwd"), (0,))[0] == 1.125 and ot.get(("16x4096", "bwd")) == (8.0, 335.0) and
+      ("16x4096", "train") in ot and len(ot) == 4, "our times: median over the rounds with a time, per pass")
 lines = ratios.acceptance(t, r, ours)
 check(any("fwd >= 1.30x" in x and m is True for x, m in lines), "forward 1.6x: the 1.3x line met")
 check(any("train >= 1.25x" in x and m is False for x, m in lines), "train 0.8x: the 1.25x line not met")
