@@ -17,9 +17,10 @@ Our passes (recipe --recipe, default mxfp8), on BF16 packed [T][H][D] inputs:
   bwd        flamia_cuda_backward alone (its dO pass, transposes, main kernel, dQ conversion)
   train      flamia_cuda_train_step captured once in a CUDA graph (torch.cuda.graph), replayed
 Peers (peers.py): cudnn-bf16 fwd / fwdbwd (equal-length workloads), flex-bf16 fwd / fwdbwd
-(packed ones), cudnn-fp8 fwd, fwd+quant, bwd, fwdbwd (where cuDNN runs). Before timing, our
-O, dQ, dK, dV are checked against BF16 SDPA per document (cosine >= 0.99, else the workload's
-rows say so and carry no time).
+(packed ones), cudnn-fp8 fwd, fwd+quant, bwd, fwdbwd (where cuDNN runs); --systems '' times ours
+alone (an A/B of builds or switches across processes). Before and after the rounds our O, dQ, dK,
+dV are checked against BF16 SDPA per document (cosine >= 0.99, else the workload's rows say so and
+carry no time: a buffer freed under a captured graph once timed other documents than it showed).
 
 Ratios (> 1: ours faster): fwd / fwd; fwd+quant / the BF16 peers' fwd (they need no
 quantization) and cudnn-fp8's fwd+quant; train / fwdbwd; bwd / cudnn-fp8's bwd. The acceptance
@@ -29,7 +30,8 @@ than the fastest peer's fwdbwd on every workload it runs, backward >= 550 TFLOP/
 
 Workloads by name: the specs of experiments/common/workloads.c, terms AxL (A documents of L
 tokens) or L joined by '+' (16x4096, 8192+32x256); gqa-16x1024: 16 query heads over 4 kv heads,
-as there; others (logu-*) from --layouts (the latency driver's HDF5 file, as peers.py). FLOPs causal-discounted as Table A.
+as there (any gqa-<spec>: heads / 4 kv heads); others (logu-*) from --layouts (the latency
+driver's HDF5 file, as peers.py). FLOPs causal-discounted as Table A.
 Output: HDF5 (--out) with tables `timings` (one row per round, workload, system, pass) and
 `ratios` (median, min, max over rounds); rendered by `snakemake acceptance_ratios` into
 paper_tables/acceptance_ratios.md from data/measured/<gpu>/ratios_gpu.h5.
