@@ -7,7 +7,7 @@
 # test_gpu_api, then times the backward and the training call alternated (dev/latency_ab.sh):
 # the tree's build, the patch with the order for GQA (its default), and for every layout
 # (FLAMIA_SM90_BWD_ORDER=2). Prediction (dev/tail_model.py's list scheduling, forty-seventh
-# session): gqa-16x1024's main kernel -17 % (backward ~0.85 -> ~0.74 ms), MHA within 1 %.
+# session): gqa-16x1024's main kernel -17 % (backward ~0.86 -> ~0.75 ms), MHA within 1 %.
 # Usage (device, repo root): bash dev/forty-seventh_order.sh   (~8 minutes)
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
 O=${OUT:-/tmp/flamia-out}
