@@ -148,7 +148,7 @@ elif DEVICE == "cuda":
 TABLES += ["paper_tables/acceptance_ratios.%s" % ext for ext in ("md", "tex")]
 
 rule table_acceptance_ratios:
-    input: h5=RATIOS, tool=H5TOTSV, deps=RENDER_DEPS
+    input: h5=RATIOS, tool=H5TOTSV, deps=RENDER_DEPS + ["experiments/latency/ratios.py"]
     output: md="paper_tables/acceptance_ratios.md", tex="paper_tables/acceptance_ratios.tex"
     params: cfg=CONFIG_JSON, files=" ".join("ratios=" + f for f in RATIOS)
     shell:

@@ -88,25 +88,25 @@ if has ncu; then
   done
   grep -E "quantize_kernel|Duration|Memory Throughput|DRAM Throughput|Compute \(SM\)|Issue Slots Busy|Achieved Occupancy|Registers Per|No Eligible|Eligible Warps|Stall|Warp Cycles Per Issued" "$OUT/ncu.txt" | head -40
 fi
+# cudnn-fp8 (peers.py, ratios.py) needs PyPI's nvidia-cudnn-frontend: installed once from carried
+# wheels (.whl/) when the machine has no internet; without it its rows carry the ImportError
+cudnn_frontend() {
+  if ls .whl/nvidia_cudnn_frontend-*.whl >/dev/null 2>&1 && [ ! -d /tmp/site-cudnn ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site-cudnn \
+      .whl/nvidia_cudnn_frontend-*.whl
+  fi
+  case ":${PYTHONPATH:-}:" in *:/tmp/site-cudnn:*) ;; *) [ -d /tmp/site-cudnn ] && export PYTHONPATH=/tmp/site-cudnn${PYTHONPATH:+:$PYTHONPATH} ;; esac
+}
 if has peers || has flex; then
   SYS="cudnn-bf16,flash-bf16,varlen-bf16,cudnn-fp8"; has flex && SYS="$SYS,flex-bf16"
-  # cudnn-fp8 needs PyPI's nvidia-cudnn-frontend: installed from carried wheels (.whl/) when the
-  # machine has no internet; without it its rows carry the ImportError
-  if ls .whl/nvidia_cudnn_frontend-*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site-cudnn \
-      .whl/nvidia_cudnn_frontend-*.whl && export PYTHONPATH=/tmp/site-cudnn${PYTHONPATH:+:$PYTHONPATH}
-  fi
+  cudnn_frontend
   PYTHONUNBUFFERED=1 python3 experiments/latency/peers.py --layouts "$OUT/ours.h5" --out "$OUT/peers.h5" \
     --systems "$SYS" --passes fwd,fwdbwd ${PEER_ARGS:-} >"$OUT/peers.log" 2>&1 || rc=1
   grep -E "^  |peers.py|Error" "$OUT/peers.log" | tail -70 | cut -c1-200
   python3 experiments/latency/join.py "$OUT/ours.h5" "$OUT/peers.h5" --recipe mxfp8 | tee "$OUT/join.md"
 fi
 if has ratios; then
-  if ls .whl/nvidia_cudnn_frontend-*.whl >/dev/null 2>&1 && [ ! -d /tmp/site-cudnn ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site-cudnn \
-      .whl/nvidia_cudnn_frontend-*.whl
-  fi
-  [ -d /tmp/site-cudnn ] && export PYTHONPATH=/tmp/site-cudnn${PYTHONPATH:+:$PYTHONPATH}
+  cudnn_frontend
   LAYOUTS=""; [ -f "$OUT/ours.h5" ] && LAYOUTS="--layouts $OUT/ours.h5"
   WL_RATIOS=$(for w in $WORKLOADS; do case $w in logu-*) [ -n "$LAYOUTS" ] && echo $w ;; *) echo $w ;; esac; done | paste -sd,)
   FLAMIA_LIB=$PWD/$B/kernels/libflamia.so PYTHONUNBUFFERED=1 python3 experiments/latency/ratios.py $LAYOUTS \

@@ -166,9 +166,7 @@ def main():
         cu = torch.tensor([0] + list(np.cumsum(lens)), device=dev, dtype=torch.int32)
         ctx = PeerInputs(lens, q, k, v, do, cu, gqa, flex)
         for system in systems:
-            if system in ("cudnn-bf16", "flash-bf16") and not equal:
-                continue
-            if system == "flex-bf16" and equal:
+            if not runs_on(system, equal):
                 continue
             if system == "cudnn-fp8":
                 rows_fp8 = cudnn_fp8_rows(torch, F, lens, q, k, v, do, passes, a)
@@ -285,6 +283,21 @@ def reference_bf16(torch, F, lens, q, k, v, do):
     return [torch.cat(o) for o in outs]
 
 
+def check_vs_bf16(torch, F, lens, q, k, v, do, outputs):
+    """O, dQ, dK, dV of a system (outputs, as many as it has) against BF16 SDPA per document: the
+    cosines as a note, and whether every one is >= 0.99 (a system below is refused, not timed)"""
+    ref = reference_bf16(torch, F, lens, q, k, v, do)
+    cos = [float(F.cosine_similarity(g.float().flatten(), r.float().flatten(), dim=0)) for g, r in zip(outputs, ref)]
+    return "cos %s vs BF16 SDPA" % " ".join("%s %.4f" % nc for nc in zip(("O", "dQ", "dK", "dV"), cos)), \
+        all(c >= 0.99 for c in cos)
+
+
+def runs_on(system, equal):
+    """whether a BF16 peer runs on a layout: batched SDPA needs equal lengths, FlexAttention's
+    document mask is timed on packed ones only"""
+    return not ((system in ("cudnn-bf16", "flash-bf16") and not equal) or (system == "flex-bf16" and equal))
+
+
 def short_error(e):
     """an exception as a table cell: its type and message, without cudnn-frontend's prefix, at
     most 200 characters"""
@@ -305,15 +318,10 @@ def cudnn_fp8_runs(torch, F, lens, q, k, v, do):
         att.fwd()
         if att.gb is not None:
             att.bwd()
-        got = att.outputs()
-        ref = reference_bf16(torch, F, lens, q, k, v, do)
-        cos = [float(torch.nn.functional.cosine_similarity(g.flatten(), r.float().flatten(), dim=0))
-               for g, r in zip(got, ref)]
-        del got, ref
-        note = "cos %s vs BF16 SDPA; out %s" % (" ".join("%s %.4f" % nc for nc in zip(("O", "dQ", "dK", "dV"), cos)),
-                                               str(att.out_dtype).replace("torch.", ""))
+        cos_note, ok = check_vs_bf16(torch, F, lens, q, k, v, do, att.outputs())
+        note = "%s; out %s" % (cos_note, str(att.out_dtype).replace("torch.", ""))
         print("  cudnn-fp8 check: " + note, flush=True)
-        if not all(c >= 0.99 for c in cos):
+        if not ok:
             return {p: "refused: " + note for p in FP8_PASSES}, note
     except Exception as e:  # no engine (an old cuDNN, another GPU), or no cudnn-frontend
         traceback.print_exc()

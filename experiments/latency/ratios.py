@@ -165,7 +165,7 @@ class Ours:
         import torch_attention as ta
 
         self.torch, self.fl, self.rec, L = torch, fl, recipe, fl.lib
-        self.shape = ta.Shape(q.shape[0], len(lens), cu.data_ptr(), q.shape[1], k.shape[1], q.shape[2], 1, 0.0, max(lens))
+        self.shape = ta.shape_of(q, k, cu, max(lens))
         nb = ctypes.c_size_t()
         fl.check(L.flamia_cuda_workspace_size(recipe, ctypes.byref(self.shape), ctypes.byref(nb)), "workspace_size")
         self.nb = nb
@@ -234,11 +234,7 @@ def check_ours(torch, F, peers, ours, lens, q, k, v, do):
     every cosine is >= 0.99"""
     ours.graph.replay()
     torch.cuda.synchronize()
-    ref = peers.reference_bf16(torch, F, lens, q, k, v, do)
-    cos = [float(F.cosine_similarity(a.float().flatten(), r.float().flatten(), dim=0))
-           for a, r in zip((ours.o, ours.dq, ours.dk, ours.dv), ref)]
-    note = "cos %s vs BF16 SDPA" % " ".join("%s %.4f" % nc for nc in zip(("O", "dQ", "dK", "dV"), cos))
-    return note, all(c >= 0.99 for c in cos)
+    return peers.check_vs_bf16(torch, F, lens, q, k, v, do, (ours.o, ours.dq, ours.dk, ours.dv))
 
 
 def parse_args():
@@ -313,7 +309,7 @@ def main():
         print("  %-14s %s: %s" % (w, ours_name, notes.get(ours_name, "")), flush=True)
         ctx = peers.PeerInputs(lens, q, k, v, do, cu, dict(enable_gqa=True) if hkv != H else {}, flex)
         for s in [x for x in a.systems.split(",") if x]:
-            if (s in ("cudnn-bf16", "flash-bf16") and not equal) or (s == "flex-bf16" and equal):
+            if not peers.runs_on(s, equal):
                 continue
             if s == "cudnn-fp8":
                 systems[s], notes[s] = peers.cudnn_fp8_runs(torch, F, lens, q, k, v, do)

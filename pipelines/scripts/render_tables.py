@@ -675,13 +675,12 @@ def packed_memory(args, cfg, inputs):
 
 
 # ---------------------------------------------------------------- acceptance ratios (GPU, one process)
-ACCEPT = {("fwd", "cudnn-bf16"): (1.3, "issue 4: >= 1.3x at 16x4096"),
-          ("train", "cudnn-bf16"): (1.25, "issue 5: >= 1.25x at 16x4096")}
-
-
 def acceptance_ratios(args, cfg, inputs):
     """ours against each peer, timed in one process and alternated round by round
-    (experiments/latency/ratios.py): the median ratio over rounds and its spread"""
+    (experiments/latency/ratios.py, whose pairing of passes and acceptance lines this reuses):
+    the median ratio over rounds, its spread, and the same ratio from the fastest calls"""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "experiments", "latency"))
+    import ratios as rt  # standard library only at import
     title = "Acceptance ratios - ours and the peers in one process"
     res = load(inputs, "ratios")
     if res is None or not res.has_table("ratios") or not res.table("ratios"):
@@ -691,40 +690,18 @@ def acceptance_ratios(args, cfg, inputs):
     ours = [s for s in uniq(r["system"] for r in tim) if s.startswith("flamia-")]
     header = ["workload", "ours", "peer", "rounds", "peer ms", "our ms", "peer / ours (median)", "rounds' range",
               "fastest calls"]
-    fastest = {(x["round"], x["workload"], x["system"], x["pass"]): x["ms_min"] for x in tim}
+    # the same ratios from each round's fastest call of either side (a peer whose median moves
+    # between rounds while its fastest call does not shows here)
+    fastest = {(r["workload"], r["our_pass"], r["peer"]): r["ratio_median"]
+               for r in rt.ratio_rows([dict(x, ms=x["ms_min"]) for x in tim], ours[0])} if ours else {}
     rows = []
     for r in rat:
-        # the same ratio from each round's fastest call of either side (a peer whose median moves
-        # between rounds while its fastest call does not shows here)
-        f = sorted(fastest[(k, r["workload"], r["peer"], r["peer_pass"])] / fastest[(k, r["workload"], o, r["our_pass"])]
-                   for o in ours[:1] for k in uniq(x["round"] for x in tim)
-                   if (k, r["workload"], r["peer"], r["peer_pass"]) in fastest and (k, r["workload"], o, r["our_pass"]) in fastest
-                   and fastest[(k, r["workload"], o, r["our_pass"])] > 0)
-        f = [v for v in f if not math.isnan(v)]
-        med = (f[len(f) // 2] if len(f) % 2 else 0.5 * (f[len(f) // 2 - 1] + f[len(f) // 2])) if f else float("nan")
+        f = fastest.get((r["workload"], r["our_pass"], r["peer"]))
         rows.append([r["workload"], r["our_pass"], "%s %s" % (r["peer"], r["peer_pass"]), "%d" % r["rounds"],
                      "%.3f" % r["peer_ms"], "%.3f" % r["ours_ms"], "%.3fx" % r["ratio_median"],
-                     "%.3f-%.3f" % (r["ratio_min"], r["ratio_max"]), "-" if math.isnan(med) else "%.3fx" % med])
-    notes = []
-    for (op, peer), (need, what) in ACCEPT.items():
-        m = [r for r in rat if r["workload"] == "16x4096" and r["our_pass"] == op and r["peer"] == peer]
-        if m:
-            notes.append("%s %s: %.3fx, %s." % (op, what, m[0]["ratio_median"],
-                                                  "met" if m[0]["ratio_median"] >= need else "not met"))
-    bwd = [r["tflops"] for r in tim if r["workload"] == "16x4096" and ours and r["system"] == ours[0]
-           and r["pass"] == "bwd" and isinstance(r["tflops"], float) and not math.isnan(r["tflops"])]
-    if bwd:
-        tf = sorted(bwd)[len(bwd) // 2] if len(bwd) % 2 else 0.5 * sum(sorted(bwd)[len(bwd) // 2 - 1:len(bwd) // 2 + 1])
-        notes.append("bwd issue 5: >= 550 TFLOP/s at 16x4096: %.1f TFLOP/s (median over rounds), %s."
-                     % (tf, "met" if tf >= 550 else "not met"))
-    for op, issue in (("fwd+quant", 4), ("train", 5)):
-        per = {}
-        for r in rat:
-            if r["our_pass"] == op:
-                per[r["workload"]] = min(per.get(r["workload"], float("inf")), r["ratio_median"])
-        if per:
-            notes.append("%s issue %d: faster than the fastest peer on every workload: %d of %d."
-                         % (op, issue, sum(v > 1 for v in per.values()), len(per)))
+                     "%.3f-%.3f" % (r["ratio_min"], r["ratio_max"]), "-" if f is None else "%.3fx" % f])
+    notes = ["%s: %s." % (text, "met" if met else "not met" if met is not None else "-")
+             for text, met in (rt.acceptance(tim, rat, ours[0]) if ours else [])]
     caption = ("Our kernels (%s, through libflamia's C API by ctypes) and the peers timed in ONE process on one GPU, "
                "alternated: every round times every system once per workload (ours first in even rounds, last in "
                "odd ones), and each ratio is the peer's time over ours in the same round (> 1: ours faster); median "
