@@ -18,7 +18,8 @@
  *     (dq_accum and the deterministic mode's turn counters are zeroed by bwd_pre_do; in the
  *     training call dq_accum is zeroed by the forward instead: P->dq_zero_in_forward.)
  *  3. main kernel, one CTA per (128-key tile aligned to the document start, kv head):
- *     a 1-D grid over the batch's tile slots (sm90_tiles.cuh) x kv heads, kv head fastest;
+ *     a 1-D grid over the batch's tile slots (sm90_tiles.cuh) x kv heads, kv head fastest
+ *     (GQA: the longest CTAs first instead, by the order bwd_order writes; use_order below);
  *     looping over the GQA group's query heads and the query tiles that see the key tile
  *     (causal: from the diagonal one). dK, dV stay in registers; dQ is reduce-added
  *     (TMA reduce-adds, taken in turn in the deterministic mode; the simt kernel's FP32
@@ -73,6 +74,32 @@ static int bwd_variant() {
         flamia_bwd_debug_variant = (e && !strcmp(e, "plain")) ? 0 : 1;
     }
     return flamia_bwd_debug_variant;
+}
+
+/* The FP8 main kernel's launch order (launch_order, region bwd_order): the longest CTAs
+ * first where the grid's own order leaves a tail. GQA makes a CTA `group` times longer and the
+ * grid as many times shorter, so a late document's longest CTAs start near the end of the run
+ * (dev/tail_model.py). Measured on the H200 (docs/perf-notes.md, "Backward kernel", forty-
+ * seventh / forty-eighth sessions): gqa-16x1024's backward -8.5 %, but gqa-4x4096's +4 % and
+ * every MHA workload's +4..+16 % - longest first spreads the CTAs resident together over
+ * many documents, whose Q / dO tiles and dQ rows then no longer share L2. Default: GQA
+ * (heads_q > heads_kv) with documents of at most kOrderMaxSeqlen tokens;
+ * FLAMIA_SM90_BWD_ORDER=0 never, =2 always (measurements). Never in the deterministic mode:
+ * its dQ turns wait on key tiles in the grid's own order. Read once. */
+int flamia_bwd_order_mode = -1;
+static constexpr int kOrderMaxSeqlen = 2048;
+
+static bool use_order(const struct flamia_sm90_problem *P) {
+    if (flamia_bwd_order_mode < 0) {
+        const char *e = getenv("FLAMIA_SM90_BWD_ORDER");
+        flamia_bwd_order_mode = e && (e[0] == '0' || e[0] == '2') && !e[1] ? e[0] - '0' : 1;
+    }
+    return flamia_bwd_order_mode == 2 ||
+           (flamia_bwd_order_mode == 1 && P->heads_q > P->heads_kv && P->max_seqlen <= kOrderMaxSeqlen);
+}
+
+extern "C" int flamia_sm90_bwd_uses_order(const struct flamia_sm90_problem *P) {
+    return P->kind != FLAMIA_SM90_BF16 && !P->deterministic && bwd_variant() != 0 && use_order(P);
 }
 
 /* The backward's launches; dbg_codes != NULL: the debug run (FP8 kinds, always the FP8
@@ -164,6 +191,13 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.had_norm = 1.0f / sqrtf((float)kD); /* as flamia_ref_hadamard */
     const bool fp8_main = fp8 && (dbg_codes || bwd_variant() != 0);
     const bool det = dq_turn != nullptr;
+    mp.order = nullptr;
+    if (!dbg_codes && flamia_sm90_bwd_uses_order(P)) {
+        mp.order = (const int *)(ws + L.bwd_order);
+        if ((e = launch_order(P->cu_seqlens, P->num_docs, T, P->heads_kv, P->causal, (int *)(ws + L.bwd_order),
+                              stream)) != cudaSuccess)
+            return e;
+    }
     e = fp8_main ? launch_main_fp8(P->kind, det, mp, ws + L.qt_codes, ws + L.kt_codes, L.t_vpad, dbg_codes, stream)
                  : launch_main_simt(P->kind, det, mp, P->num_docs, P->max_seqlen, stream);
     if (dbg_codes || e != cudaSuccess) return e;

@@ -178,7 +178,9 @@ struct BwdMaps {
     CUtensorMap qt, kt, dq, q, dO, dof;
 };
 
-template <int KIND, bool DBG, bool DET> /* 1 mxfp8, 2 mxfp8-exact; DET: deterministic dQ */
+/* KIND 1 mxfp8, 2 mxfp8-exact; DET: deterministic dQ; ORDER: launch order from p.order
+ * (never with DET: its dQ turns wait on key tiles in the grid's own order) */
+template <int KIND, bool DBG, bool DET, bool ORDER>
 __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainParams &p, uint8_t *dbg_codes) {
     const CUtensorMap &tm_qt = maps.qt, &tm_kt = maps.kt, &tm_dq = maps.dq, &tm_q = maps.q, &tm_do = maps.dO,
                       &tm_dof = maps.dof;
@@ -204,10 +206,19 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
      * list-scheduling model of the Table A fit put that tail at 1.4-11 % of the backward,
      * dev/backward/v23_head_fastest.patch). The CTAs resident together still share one or
      * two documents' Q / dO tiles and dq_acc rows in L2. */
-    const DocTile dt = doc_tile_of(p.cu, p.num_docs, (int)(blockIdx.x / p.Hkv));
+    /* ORDER (bwd_order's table, the longest CTAs first; backward.cu use_order): CTA blockIdx.x
+     * takes item p.order[blockIdx.x], -1: none. A template argument, so that the kernels in
+     * the grid's own order are compiled exactly as without it (the run-time test cost MHA's
+     * backward 0.5 %, forty-eighth session). */
+    unsigned item = blockIdx.x;
+    if constexpr (ORDER) {
+        item = (unsigned)__ldg(p.order + blockIdx.x);
+        if ((int)item < 0) return;
+    }
+    const DocTile dt = doc_tile_of(p.cu, p.num_docs, (int)(item / p.Hkv));
     if (dt.doc < 0) return;
     /* deterministic dQ: a document's last key tile first (dq_turn_wait's order) */
-    const int doc = dt.doc, n = DET ? dt.ntiles - 1 - dt.tile : dt.tile, hk = (int)(blockIdx.x % p.Hkv);
+    const int doc = dt.doc, n = DET ? dt.ntiles - 1 - dt.tile : dt.tile, hk = (int)(item % p.Hkv);
     const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
     const int k0 = n * 128; /* doc-local first key of the tile */
     const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
@@ -970,15 +981,16 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
     }
 }
 
-template <int KIND, bool DET>
+template <int KIND, bool DET, bool ORDER>
 __global__ void __launch_bounds__(256, 1)
     bwd_main_fp8(const __grid_constant__ BwdMaps maps, const MainParams p) {
-    bwd_main_body<KIND, false, DET>(maps, p, nullptr);
+    static_assert(!(DET && ORDER), "the deterministic kernel runs in the grid's own order");
+    bwd_main_body<KIND, false, DET, ORDER>(maps, p, nullptr);
 }
 template <int KIND>
 __global__ void __launch_bounds__(256, 1)
     bwd_main_fp8_dbg(const __grid_constant__ BwdMaps maps, const MainParams p, uint8_t *dbg_codes) {
-    bwd_main_body<KIND, true, false>(maps, p, dbg_codes);
+    bwd_main_body<KIND, true, false, false>(maps, p, dbg_codes);
 }
 
 /* ================================================================ host */
@@ -1011,12 +1023,12 @@ static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, co
     kernel<<<grid, 256, bytes, stream>>>(args...);
     return cudaGetLastError();
 }
-template <int KIND, bool DET>
+template <int KIND, bool DET, bool ORDER>
 static cudaError_t launch_fp8(const MainParams &mp, BwdMaps &maps, cudaStream_t stream) {
     static bool attr = false;
     if (!make_dq_map(&maps.dq, mp.dq_acc, mp.T, mp.Hq, dq_adds_per_warp(KIND, DET) ? 16 : 64))
         return cudaErrorNotSupported;
-    return launch_fp8_grid(bwd_main_fp8<KIND, DET>, attr, mp, stream, maps, mp);
+    return launch_fp8_grid(bwd_main_fp8<KIND, DET, ORDER>, attr, mp, stream, maps, mp);
 }
 template <int KIND>
 static cudaError_t launch_fp8_dbg(const MainParams &mp, const BwdMaps &maps, uint8_t *codes, cudaStream_t stream) {
@@ -1038,8 +1050,12 @@ cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainPara
     if (dbg_codes)
         return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, maps, dbg_codes, stream)
                                          : launch_fp8_dbg<2>(mp, maps, dbg_codes, stream);
-    return kind == FLAMIA_SM90_MXFP8 ? (det ? launch_fp8<1, true>(mp, maps, stream) : launch_fp8<1, false>(mp, maps, stream))
-                                     : (det ? launch_fp8<2, true>(mp, maps, stream) : launch_fp8<2, false>(mp, maps, stream));
+    /* mp.order: the launch order (never with det; backward.cu) */
+    if (kind == FLAMIA_SM90_MXFP8)
+        return det ? launch_fp8<1, true, false>(mp, maps, stream)
+                   : mp.order ? launch_fp8<1, false, true>(mp, maps, stream) : launch_fp8<1, false, false>(mp, maps, stream);
+    return det ? launch_fp8<2, true, false>(mp, maps, stream)
+               : mp.order ? launch_fp8<2, false, true>(mp, maps, stream) : launch_fp8<2, false, false>(mp, maps, stream);
 }
 
 } // namespace flamia_bwd

@@ -59,14 +59,18 @@ struct MainParams {
     uint16_t *dk, *dv;
     const int32_t *cu;
     int T, Hq, Hkv, group, causal, hadamard;
-    int num_docs; /* FP8 main kernel: its grid.x is the batch's tile slots (sm90_tiles.cuh) */
+    int num_docs; /* FP8 main kernel: its grid.x is the batch's tile slots (sm90_tiles.cuh) x Hkv */
     float c, scale, had_norm;
+    const int *order; /* FP8 main kernel: CTA p takes item order[p] (-1: none), else item p (bwd_order) */
 };
 
 /* backward_prep.cu */
 cudaError_t launch_pre_do(enum flamia_sm90_kind kind, const PreParams &pp, cudaStream_t stream);
 cudaError_t launch_transpose(const TrParams &tp, cudaStream_t stream);
 cudaError_t launch_dq_out(const float *dq_acc, uint16_t *dq, size_t rows, int hadamard, cudaStream_t stream);
+/* the main kernel's longest-first launch order into order[slots Hkv] (region bwd_order) */
+cudaError_t launch_order(const int32_t *cu, int num_docs, int T, int Hkv, int causal, int *order,
+                         cudaStream_t stream);
 /* backward_simt.cu; det: deterministic dQ (mp.dq_turn) */
 cudaError_t launch_main_simt(enum flamia_sm90_kind kind, bool det, const MainParams &mp, int num_docs, int max_seqlen,
                              cudaStream_t stream);

@@ -313,6 +313,58 @@ __global__ void bwd_dq_out(const float4 *acc, uint2 *dq, size_t rows, int hadama
     }
 }
 
+/* ================================================================ 3a. launch order */
+/* The main kernel's CTAs differ in length: key tile t of a document of n tiles meets n - t
+ * query tiles (causal; n without causal) of every query head of its GQA group. In the grid's
+ * own order (document by document, sm90_tiles.cuh) a late document's longest CTAs start at
+ * the end of the run and leave the other SMs idle: a list-scheduling model of 132 SMs puts
+ * that tail at +25 % of gqa-16x1024's main kernel (4 kv heads: 512 CTAs of 4-32 tile pairs)
+ * and at +0.4..+1.9 % for the MHA workloads (docs/perf-notes.md, "Backward kernel",
+ * forty-seventh session). This writes the longest-first order: CTA p of the main kernel
+ * takes order[p] = slot Hkv + kv head, items sorted by the query tiles they meet (w),
+ * descending, ties in the grid's own order (document, tile, kv head). One thread per slot
+ * finds its place by counting, over every document, the items with a larger w and the
+ * earlier items with the same w: no sort, the same order on every call. Entries past the
+ * last item stay -1 (the caller fills the table with -1 first): those CTAs exit. */
+__device__ __forceinline__ int order_work(int n, int t, int causal) { return causal ? n - t : n; }
+
+__global__ void __launch_bounds__(256) bwd_order(const int32_t *cu, int num_docs, int slots, int Hkv, int causal,
+                                                 int *order) {
+    __shared__ int s_n[256]; /* tiles of a chunk of documents */
+    const int slot = blockIdx.x * 256 + threadIdx.x;
+    int d = -1, t = 0, n = 0;
+    if (slot < slots) {
+        const int lo = flamia_sm90::last_doc(cu, num_docs, [=](int c, int doc) { return c / flamia_sm90::kTileTokens + doc <= slot; });
+        const int c0 = __ldg(cu + lo), len = __ldg(cu + lo + 1) - c0;
+        n = (len + flamia_sm90::kTileTokens - 1) / flamia_sm90::kTileTokens;
+        t = slot - (c0 / flamia_sm90::kTileTokens + lo);
+        d = t < n ? lo : -1;
+    }
+    const int w = order_work(n, t, causal);
+    long long before = 0; /* items that come before this one */
+    for (int c0 = 0; c0 < num_docs; c0 += 256) {
+        __syncthreads();
+        if (c0 + (int)threadIdx.x < num_docs) {
+            const int e = c0 + threadIdx.x;
+            s_n[threadIdx.x] = (__ldg(cu + e + 1) - __ldg(cu + e) + flamia_sm90::kTileTokens - 1) / flamia_sm90::kTileTokens;
+        }
+        __syncthreads();
+        if (d < 0) continue;
+        const int m = min(256, num_docs - c0);
+        for (int i = 0; i < m; i++) {
+            const int e = c0 + i, ne = s_n[i];
+            if (causal) { /* tiles of e with work > w, then e's tile of work w if e is earlier */
+                before += max(0, ne - w) + (e < d && ne >= w);
+            } else { /* every tile of e has work ne; same work: earlier documents' tiles first */
+                before += ne > w || (ne == w && e < d) ? ne : 0;
+            }
+        }
+    }
+    if (d < 0) return;
+    if (!causal) before += t;
+    for (int h = 0; h < Hkv; h++) order[before * Hkv + h] = slot * Hkv + h;
+}
+
 /* ================================================================ host */
 
 cudaError_t launch_pre_do(enum flamia_sm90_kind kind, const PreParams &pp, cudaStream_t stream) {
@@ -332,6 +384,15 @@ cudaError_t launch_transpose(const TrParams &tp, cudaStream_t stream) {
 cudaError_t launch_dq_out(const float *dq_acc, uint16_t *dq, size_t rows, int hadamard, cudaStream_t stream) {
     const int blocks = (int)((rows + 7) / 8 < 132 * 32 ? (rows + 7) / 8 : 132 * 32);
     bwd_dq_out<<<blocks, 256, 0, stream>>>((const float4 *)dq_acc, (uint2 *)dq, rows, hadamard, 1.0f / sqrtf((float)kD));
+    return cudaGetLastError();
+}
+
+cudaError_t launch_order(const int32_t *cu, int num_docs, int T, int Hkv, int causal, int *order,
+                         cudaStream_t stream) {
+    const int slots = flamia_sm90::tile_slots(T, num_docs);
+    cudaError_t e = cudaMemsetAsync(order, 0xFF, (size_t)slots * Hkv * sizeof(int), stream);
+    if (e != cudaSuccess) return e;
+    bwd_order<<<(slots + 255) / 256, 256, 0, stream>>>(cu, num_docs, slots, Hkv, causal, order);
     return cudaGetLastError();
 }
 

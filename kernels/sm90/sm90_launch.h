@@ -94,6 +94,11 @@ struct flamia_sm90_problem {
  *                                     item), a bit per item and the list of items its second launch
  *                                     recomputes with the split exponential (header and bits zeroed
  *                                     per call; forward.cu)
+ * Backward scheduler:
+ *   bwd_order  int32 [slots Hkv]      the FP8 main kernel's launch order where it is used (default
+ *                                     dQ mode, GQA; backward.cu): entry p the item (slot Hkv + kv
+ *                                     head) the p-th CTA takes, the longest first; -1: none (the
+ *                                     CTA exits). Made per call by bwd_order (backward_prep.cu)
  * t_pad = T rounded up to 16 (no region uses it now; kept for dev variants built on older
  * kernels); t_vpad = V^T's row length,
  * align32(T) + 32 num_docs. */
@@ -101,7 +106,7 @@ struct flamia_sm90_layout {
     size_t err_flag, q_codes, k_codes, v_codes, vt_codes, q_exp, k_exp, v_exp;
     size_t q_bf16, k_bf16, v_bf16, row_frame;
     size_t qt_codes, kt_codes, do_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, bwd_rows;
-    size_t fwd_work, total;
+    size_t fwd_work, bwd_order, total;
     int t_pad, t_vpad;
 };
 
@@ -206,6 +211,7 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(dq_turn, T * Hq * 4)
     FLAMIA_REGION(bwd_rows, Hq * 8 * T * 4)
     FLAMIA_REGION(fwd_work, (FLAMIA_SM90_FWD_HEADER + (items + 31) / 32 + items) * 4)
+    FLAMIA_REGION(bwd_order, Hk * (size_t)flamia_sm90_tile_slots(p->total_tokens, p->num_docs) * 4)
 #undef FLAMIA_REGION
     L.total = off;
     return L;
@@ -222,6 +228,14 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *p, void *works
 cudaError_t flamia_sm90_backward(const struct flamia_sm90_problem *p, void *workspace,
                                  const uint16_t *o, const float *lse, const uint16_t *dout,
                                  uint16_t *dq, uint16_t *dk, uint16_t *dv, cudaStream_t stream);
+
+/* Whether flamia_sm90_backward launches its FP8 main kernel in the longest-first order
+ * (and so fills region bwd_order) for this problem: backward.cu, use_order. */
+#ifdef __cplusplus
+extern "C" /* C linkage: tests/gpu/test_gpu_backward.c asks it which cases to check */
+#endif
+    int
+    flamia_sm90_bwd_uses_order(const struct flamia_sm90_problem *p);
 
 /* Debug (flamia_cuda_debug_p_codes): separate instantiations of the forward and the FP8
  * backward main kernel that store, for every evaluated pair (query i, key j) of query head

@@ -55,8 +55,8 @@ static inline uint64_t gpu_seed(const char *name) {
 /* The workspace layout the kernels use for a batch of T tokens in ndocs documents, by kind
  * (sm90_launch.h; the layout depends on it: BF16 operand regions only for bf16) or by
  * recipe preset. */
-static inline struct flamia_sm90_layout gpu_layout_of_kind(enum flamia_sm90_kind kind, int T, int ndocs, int Hq,
-                                                           int Hkv, int D) {
+static inline struct flamia_sm90_problem gpu_problem_of_kind(enum flamia_sm90_kind kind, int T, int ndocs, int Hq,
+                                                             int Hkv, int D) {
     struct flamia_sm90_problem P;
     memset(&P, 0, sizeof P);
     P.kind = kind;
@@ -65,14 +65,19 @@ static inline struct flamia_sm90_layout gpu_layout_of_kind(enum flamia_sm90_kind
     P.heads_q = Hq;
     P.heads_kv = Hkv;
     P.head_dim = D;
+    return P;
+}
+static inline enum flamia_sm90_kind gpu_kind_of_preset(const char *preset) {
+    return !strcmp(preset, "bf16") ? FLAMIA_SM90_BF16 : !strcmp(preset, "mxfp8-exact") ? FLAMIA_SM90_MXFP8_EXACT : FLAMIA_SM90_MXFP8;
+}
+static inline struct flamia_sm90_layout gpu_layout_of_kind(enum flamia_sm90_kind kind, int T, int ndocs, int Hq,
+                                                           int Hkv, int D) {
+    const struct flamia_sm90_problem P = gpu_problem_of_kind(kind, T, ndocs, Hq, Hkv, D);
     return flamia_sm90_layout_of(&P);
 }
 static inline struct flamia_sm90_layout gpu_workspace_layout(const char *preset, int T, int ndocs, int Hq, int Hkv,
                                                              int D) {
-    const enum flamia_sm90_kind kind = !strcmp(preset, "bf16")          ? FLAMIA_SM90_BF16
-                                       : !strcmp(preset, "mxfp8-exact") ? FLAMIA_SM90_MXFP8_EXACT
-                                                                        : FLAMIA_SM90_MXFP8;
-    return gpu_layout_of_kind(kind, T, ndocs, Hq, Hkv, D);
+    return gpu_layout_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, D);
 }
 
 static inline void *dmalloc(size_t bytes) {

@@ -92,6 +92,44 @@ static int g_zero_v_starts;
  * those rows, and through P every dK and dV of the document). */
 static int g_zero_ends;
 
+/* The FP8 main kernel's launch order (GQA in the default dQ mode; backward.cu use_order,
+ * backward_prep.cu bwd_order): the table the backward left in the workspace against a host
+ * sort of the same items, the CTAs meeting the most query tiles first (causal: n - t of a
+ * document's n tiles; not causal: n), ties in the grid's own order (slot, then kv head), -1
+ * past the last item. */
+typedef struct {
+    int slot, work;
+} order_item;
+static int order_cmp(const void *a, const void *b) {
+    const order_item *x = a, *y = b;
+    if (x->work != y->work) return y->work - x->work;
+    return x->slot - y->slot;
+}
+static void check_order(const char *label, const char *preset, const void *ws, const int32_t *cu, int ndocs, int Hq,
+                        int Hkv, int causal) {
+    const int T = cu[ndocs], slots = flamia_sm90_tile_slots(T, ndocs);
+    const struct flamia_sm90_layout L = gpu_workspace_layout(preset, T, ndocs, Hq, Hkv, 128);
+    int *got = xmalloc((size_t)slots * Hkv * sizeof(int));
+    order_item *items = xmalloc((size_t)slots * sizeof(order_item));
+    CK(cudaMemcpy(got, (const uint8_t *)ws + L.bwd_order, (size_t)slots * Hkv * sizeof(int), cudaMemcpyDeviceToHost));
+    int n_items = 0;
+    for (int d = 0; d < ndocs; d++) {
+        const int n = (cu[d + 1] - cu[d] + 127) / 128, base = cu[d] / 128 + d;
+        for (int t = 0; t < n; t++) items[n_items++] = (order_item){base + t, causal ? n - t : n};
+    }
+    qsort(items, (size_t)n_items, sizeof *items, order_cmp);
+    long wrong = 0;
+    for (int p = 0; p < slots * Hkv; p++) {
+        const int want = p / Hkv < n_items ? items[p / Hkv].slot * Hkv + p % Hkv : -1;
+        wrong += got[p] != want;
+    }
+    EXPECT(wrong == 0, "%s %s: %ld of %d launch-order entries differ from the longest-first order", label, preset,
+           wrong, slots * Hkv);
+    printf("%-28s %-11s launch order: %d items longest first, %s\n", label, preset, n_items * Hkv,
+           wrong ? "WRONG" : "as sorted on the host");
+    free(got), free(items);
+}
+
 static void run_case(const char *label, const char *preset, int hadamard, int causal, const int32_t *cu, int ndocs,
                      int Hq, int Hkv, rng_t *r) {
     const int T = cu[ndocs], D = 128;
@@ -167,6 +205,16 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
            cq.rel64, ck.rel64, cv.rel64, cq.gpu64, ck.gpu64, cv.gpu64, cq.cos_gpu, cq.cos_ref, ck.cos_gpu,
            ck.cos_ref, cv.cos_gpu, cv.cos_ref, cq.rowrel, ck.rowrel, cv.rowrel, cq.nonfinite + ck.nonfinite + cv.nonfinite);
     const int fp8 = strcmp(preset, "bf16") != 0;
+    /* the launch order, where this call used one (the library's own decision). Without
+     * FLAMIA_SM90_BWD_ORDER the rule is docs/cuda-api.md's: FP8 GQA with documents of at most
+     * 2048 tokens longest first, everything else in the grid's own order */
+    struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, D);
+    P.causal = causal, P.max_seqlen = hs.max_seqlen;
+    const int ordered = flamia_sm90_bwd_uses_order(&P);
+    if (!getenv("FLAMIA_SM90_BWD_ORDER") && !getenv("FLAMIA_SM90_BWD"))
+        EXPECT(ordered == (fp8 && Hq > Hkv && hs.max_seqlen <= 2048), "%s %s: launch order %s, against the rule",
+               label, preset, ordered ? "used" : "not used");
+    if (ordered) check_order(label, preset, ws, cu, ndocs, Hq, Hkv, causal);
     EXPECT(cq.nonfinite + ck.nonfinite + cv.nonfinite == 0, "%s %s: outputs unwritten or non-finite", label, preset);
     const cmp_t *cs[3] = {&cq, &ck, &cv};
     const char *names[3] = {"dQ", "dK", "dV"};
@@ -304,6 +352,9 @@ int main(void) {
     cu_from_lens(lens, n, cu);
     run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, &r);
     run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, &r);
+    const int long_gqa[] = {2100, 1, 300}; /* GQA past the launch order's 2048 tokens: the grid's own order */
+    cu_from_lens(long_gqa, 3, cu);
+    run_case("2100 + 1 + 300, GQA 4/2", "mxfp8", 0, 1, cu, 3, 4, 2, &r);
     const int det_lens[] = {1000, 37, 600, 1, 777}, det_long[] = {20000, 1, 300};
     for (int pi = 0; pi < 3; pi++) {
         deterministic_case(presets[pi], det_lens, 5, 1, &r);

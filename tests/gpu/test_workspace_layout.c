@@ -47,6 +47,7 @@ static void check_shape(const char *label, int T, int ndocs, int Hq, int Hkv, in
         {"dq_turn", L.dq_turn, t * q * 4},
         {"bwd_rows", L.bwd_rows, q * 8 * t * 4},
         {"fwd_work", L.fwd_work, (FLAMIA_SM90_FWD_HEADER + (items + 31) / 32 + items) * 4},
+        {"bwd_order", L.bwd_order, k * (size_t)flamia_sm90_tile_slots(T, ndocs) * 4},
     };
     const int n = (int)(sizeof R / sizeof *R);
     for (int i = 0; i < n; i++) {
