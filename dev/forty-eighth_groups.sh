@@ -10,13 +10,10 @@
 # (the backward reads ~17 GB through L2 at 16x4096), no change at 1024.
 # Usage (device, repo root): bash dev/forty-eighth_groups.sh   (~6 minutes)
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
-O=${OUT:-/tmp/flamia-out}
+. dev/device_lib.sh # OUT, dev_setup (build-device; folded in after the run, which built the same with its own lines)
+O=$OUT
 V=/tmp/v113
-mkdir -p "$O"
-s=$SECONDS
-(meson setup build-device -Dcuda=enabled -Dexperiments=enabled && ninja -C build-device) > "$O/build.log" 2>&1 ||
-  { echo "build failed"; tail -30 "$O/build.log"; exit 1; }
-echo "build: $((SECONDS - s)) s"
+dev_setup
 s=$SECONDS
 build-device/tests/gpu/test_gpu_backward > "$O/test_gpu_backward.log" 2>&1
 echo "test_gpu_backward: rc=$? ($((SECONDS - s)) s)"
@@ -26,9 +23,7 @@ s=$SECONDS
 rm -rf $V && mkdir -p $V
 tar --exclude='./build*' --exclude=./.git --exclude=./data/runs -cf - . | tar -xf - -C $V
 (cd $V && patch -p1 -s < dev/backward/v113_head_groups.patch) || { echo "patch does not apply"; exit 1; }
-(cd $V && meson setup build-device -Dcuda=enabled -Dexperiments=enabled && ninja -C build-device) > "$O/build-v113.log" 2>&1 ||
-  { echo "v113 build failed"; tail -30 "$O/build-v113.log"; exit 1; }
-echo "v113 build: $((SECONDS - s)) s"
+(cd $V && dev_setup)
 L=$V/build-device/kernels
 CONFIGS="tree=LIB=build-device/kernels g16=LIB=$L,FLAMIA_SM90_BWD_ORDER=2,FLAMIA_SM90_BWD_GROUP=16 g4=LIB=$L,FLAMIA_SM90_BWD_ORDER=2,FLAMIA_SM90_BWD_GROUP=4 g2=LIB=$L,FLAMIA_SM90_BWD_ORDER=2,FLAMIA_SM90_BWD_GROUP=2" \
   WORKLOADS="${WL:-16x4096 4x4096 8192+224x256 16x1024}" PASSES=bwd ROUNDS=${ROUNDS:-2} \

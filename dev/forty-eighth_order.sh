@@ -10,12 +10,9 @@
 # -8.5 % and gqa-4x4096 +4 % with the order on.
 # Usage (device, repo root): bash dev/forty-eighth_order.sh   (~8 minutes)
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
-O=${OUT:-/tmp/flamia-out}
-mkdir -p "$O"
-s=$SECONDS
-(meson setup build-device -Dcuda=enabled -Dexperiments=enabled && ninja -C build-device) > "$O/build.log" 2>&1 ||
-  { echo "build failed"; tail -30 "$O/build.log"; exit 1; }
-echo "build: $((SECONDS - s)) s"
+. dev/device_lib.sh # OUT, dev_setup (build-device; folded in after the run, which built the same with its own lines)
+O=$OUT
+dev_setup
 s=$SECONDS
 meson test -C build-device --suite gpu --num-processes 1 > "$O/gpu_suite.log" 2>&1
 echo "gpu suite: rc=$? ($((SECONDS - s)) s)"
