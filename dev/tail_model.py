@@ -15,7 +15,11 @@ GQA (gqa-16x1024: 16 query heads over 4 kv heads): one CTA per kv head walks the
 heads, so its tile pairs are group x (n - t) and the grid has Hkv x the slots. The forty-seventh
 session's prediction for v112 came from this model with --per-cta 7 --per-pair 7.2 (the main
 kernel's costs since v28 / v87): gqa-16x1024 +24.9 % over ideal in head-fastest order, +3.1 %
-longest first (-17 %); the MHA workloads +0.4..+1.9 % and +0.1..+0.8 %.
+longest first (-17 %); the MHA workloads +0.4..+1.9 % and +0.1..+0.8 %. Measured in the
+forty-eighth session: gqa-16x1024's whole backward -8.8 % (the main kernel ~-11 %), but longest
+first on MHA +4..+16 % and on gqa-4x4096 +4.8 %: the model has no L2, and longest first puts
+the CTAs of many documents in flight at once. Trust it for the tail, not for reorderings that
+change which documents run together.
 The twelfth session's prediction for v23 (dev/backward/v23_head_fastest.patch) came from
 this model: -5 % at 4x4096, -1.3 % at 16x4096, -3 % at 16x1024; measured -4.8, -1.8, -3.6.
 
