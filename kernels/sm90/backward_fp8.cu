@@ -1036,6 +1036,14 @@ static cudaError_t launch_fp8_dbg(const MainParams &mp, const BwdMaps &maps, uin
     return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, stream, maps, mp, codes);
 }
 
+/* the kernel of the dQ mode: deterministic, or by mp.order's launch order (never with det;
+ * backward.cu), or in the grid's own order */
+template <int KIND>
+static cudaError_t launch_fp8_mode(bool det, const MainParams &mp, BwdMaps &maps, cudaStream_t stream) {
+    return det ? launch_fp8<KIND, true, false>(mp, maps, stream)
+               : mp.order ? launch_fp8<KIND, false, true>(mp, maps, stream) : launch_fp8<KIND, false, false>(mp, maps, stream);
+}
+
 cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainParams &mp, uint8_t *qt_codes,
                             uint8_t *kt_codes, int t_vpad, uint8_t *dbg_codes, cudaStream_t stream) {
     /* the kernel (and its debug twin) read Q^T, K^T and the permuted Q, dO rows through these
@@ -1050,12 +1058,7 @@ cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainPara
     if (dbg_codes)
         return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, maps, dbg_codes, stream)
                                          : launch_fp8_dbg<2>(mp, maps, dbg_codes, stream);
-    /* mp.order: the launch order (never with det; backward.cu) */
-    if (kind == FLAMIA_SM90_MXFP8)
-        return det ? launch_fp8<1, true, false>(mp, maps, stream)
-                   : mp.order ? launch_fp8<1, false, true>(mp, maps, stream) : launch_fp8<1, false, false>(mp, maps, stream);
-    return det ? launch_fp8<2, true, false>(mp, maps, stream)
-               : mp.order ? launch_fp8<2, false, true>(mp, maps, stream) : launch_fp8<2, false, false>(mp, maps, stream);
+    return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_mode<1>(det, mp, maps, stream) : launch_fp8_mode<2>(det, mp, maps, stream);
 }
 
 } // namespace flamia_bwd

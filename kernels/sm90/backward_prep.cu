@@ -334,11 +334,8 @@ __global__ void __launch_bounds__(256) bwd_order(const int32_t *cu, int num_docs
     const int slot = blockIdx.x * 256 + threadIdx.x;
     int d = -1, t = 0, n = 0;
     if (slot < slots) {
-        const int lo = flamia_sm90::last_doc(cu, num_docs, [=](int c, int doc) { return c / flamia_sm90::kTileTokens + doc <= slot; });
-        const int c0 = __ldg(cu + lo), len = __ldg(cu + lo + 1) - c0;
-        n = (len + flamia_sm90::kTileTokens - 1) / flamia_sm90::kTileTokens;
-        t = slot - (c0 / flamia_sm90::kTileTokens + lo);
-        d = t < n ? lo : -1;
+        const flamia_sm90::DocTile dt = flamia_sm90::doc_tile_of_thread(cu, num_docs, slot);
+        d = dt.doc, t = dt.tile, n = dt.ntiles;
     }
     const int w = order_work(n, t, causal);
     long long before = 0; /* items that come before this one */

@@ -62,15 +62,27 @@ __device__ __forceinline__ int last_doc(const int32_t *cu, int num_docs, StartsB
 /* Document d's first position in V^T, Q^T, K^T (sm90_launch.h): 32-token aligned. */
 __host__ __device__ inline int vt_start(int cu_d, int d) { return cu_d + flamia_sm90_vt_shift(cu_d, d); }
 
-/* The document and tile of `slot` (base(d) = floor(cu[d] / 128) + d). Uniform across the warp. */
-__device__ __forceinline__ DocTile doc_tile_of(const int32_t *cu, int num_docs, int slot) {
-    const int lo = warp_last_doc(cu, num_docs, [=](int c, int d) { return c / kTileTokens + d <= slot; });
+/* The document and tile of `slot`: the last document d whose first slot base(d) =
+ * floor(cu[d] / 128) + d is at or before it, and the slot's place in it. doc_tile_of - every
+ * lane of the warp with the same slot (uniform across the warp); doc_tile_of_thread - one
+ * thread's own slot. */
+struct SlotAtOrAfterBase {
+    int slot;
+    __device__ __forceinline__ bool operator()(int c, int d) const { return c / kTileTokens + d <= slot; }
+};
+__device__ __forceinline__ DocTile doc_tile_in(const int32_t *cu, int lo, int slot) {
     DocTile r;
     const int c0 = __ldg(cu + lo), len = __ldg(cu + lo + 1) - c0;
     r.ntiles = (len + kTileTokens - 1) / kTileTokens;
     r.tile = slot - (c0 / kTileTokens + lo);
     r.doc = r.tile < r.ntiles ? lo : -1;
     return r;
+}
+__device__ __forceinline__ DocTile doc_tile_of(const int32_t *cu, int num_docs, int slot) {
+    return doc_tile_in(cu, warp_last_doc(cu, num_docs, SlotAtOrAfterBase{slot}), slot);
+}
+__device__ __forceinline__ DocTile doc_tile_of_thread(const int32_t *cu, int num_docs, int slot) {
+    return doc_tile_in(cu, last_doc(cu, num_docs, SlotAtOrAfterBase{slot}), slot);
 }
 
 /* The document of token t < T: the last d with cu[d] <= t (one thread, num_docs >= 1). */
