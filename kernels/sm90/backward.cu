@@ -82,12 +82,13 @@ static int bwd_variant() {
  * (dev/tail_model.py). Measured on the H200 (docs/perf-notes.md, "Backward kernel", forty-
  * seventh / forty-eighth sessions): gqa-16x1024's backward -8.5 %, but gqa-4x4096's +4 % and
  * every MHA workload's +4..+16 % - longest first spreads the CTAs resident together over
- * many documents, whose Q / dO tiles and dQ rows then no longer share L2. Default: GQA
- * (heads_q > heads_kv) with documents of at most kOrderMaxSeqlen tokens;
+ * many documents, whose Q / dO tiles and dQ rows then no longer share L2. The threshold is the
+ * last measured gain (forty-ninth session: -12 % at gqa-5x3072, 0 at gqa-4x3584, +4.8 % at
+ * gqa-4x4096). Default: GQA (heads_q > heads_kv) with documents of at most kOrderMaxSeqlen tokens;
  * FLAMIA_SM90_BWD_ORDER=0 never, =2 always (measurements). Never in the deterministic mode:
  * its dQ turns wait on key tiles in the grid's own order. Read once. */
 int flamia_bwd_order_mode = -1;
-static constexpr int kOrderMaxSeqlen = 2048;
+static constexpr int kOrderMaxSeqlen = 3072;
 
 static bool use_order(const struct flamia_sm90_problem *P) {
     if (flamia_bwd_order_mode < 0) {

@@ -207,12 +207,12 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     const int fp8 = strcmp(preset, "bf16") != 0;
     /* the launch order, where this call used one (the library's own decision). Without
      * FLAMIA_SM90_BWD_ORDER the rule is docs/cuda-api.md's: FP8 GQA with documents of at most
-     * 2048 tokens longest first, everything else in the grid's own order */
+     * 3072 tokens longest first, everything else in the grid's own order */
     struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, D);
     P.causal = causal, P.max_seqlen = hs.max_seqlen;
     const int ordered = flamia_sm90_bwd_uses_order(&P);
     if (!getenv("FLAMIA_SM90_BWD_ORDER") && !getenv("FLAMIA_SM90_BWD"))
-        EXPECT(ordered == (fp8 && Hq > Hkv && hs.max_seqlen <= 2048), "%s %s: launch order %s, against the rule",
+        EXPECT(ordered == (fp8 && Hq > Hkv && hs.max_seqlen <= 3072), "%s %s: launch order %s, against the rule",
                label, preset, ordered ? "used" : "not used");
     if (ordered) check_order(label, preset, ws, cu, ndocs, Hq, Hkv, causal);
     EXPECT(cq.nonfinite + ck.nonfinite + cv.nonfinite == 0, "%s %s: outputs unwritten or non-finite", label, preset);
@@ -352,9 +352,9 @@ int main(void) {
     cu_from_lens(lens, n, cu);
     run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, &r);
     run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, &r);
-    const int long_gqa[] = {2100, 1, 300}; /* GQA past the launch order's 2048 tokens: the grid's own order */
+    const int long_gqa[] = {3100, 1, 300}; /* GQA past the launch order's 3072 tokens: the grid's own order */
     cu_from_lens(long_gqa, 3, cu);
-    run_case("2100 + 1 + 300, GQA 4/2", "mxfp8", 0, 1, cu, 3, 4, 2, &r);
+    run_case("3100 + 1 + 300, GQA 4/2", "mxfp8", 0, 1, cu, 3, 4, 2, &r);
     const int det_lens[] = {1000, 37, 600, 1, 777}, det_long[] = {20000, 1, 300};
     for (int pi = 0; pi < 3; pi++) {
         deterministic_case(presets[pi], det_lens, 5, 1, &r);
