@@ -20,6 +20,10 @@ forty-eighth session: gqa-16x1024's whole backward -8.8 % (the main kernel ~-11 
 first on MHA +4..+16 % and on gqa-4x4096 +4.8 %: the model has no L2, and longest first puts
 the CTAs of many documents in flight at once. Trust it for the tail, not for reorderings that
 change which documents run together.
+Forty-ninth session: the threshold between 2048 and 4096 tokens, predicted here (longest first
+against the grid's order: gqa-6x2560 -17 %, gqa-5x3072 -17 %, gqa-4x3584 -3 %) and measured
+-11.0 %, -12.2 %, -0.1 %: the model's change plus 3-6 points from 2048 to 4096 tokens (whole backward, no L2 here), so the
+order now reaches 3072-token documents (backward.cu kOrderMaxSeqlen).
 The twelfth session's prediction for v23 (dev/backward/v23_head_fastest.patch) came from
 this model: -5 % at 4x4096, -1.3 % at 16x4096, -3 % at 16x1024; measured -4.8, -1.8, -3.6.
 
@@ -55,8 +59,11 @@ WORKLOADS = {  # the latency driver's fixed-length workloads (logu-* are random:
     "4x4096": [4096] * 4, "16x4096": [4096] * 16, "16x1024": [1024] * 16, "64x1024": [1024] * 64,
     "8192+32x256": [8192] + [256] * 32, "8192+224x256": [8192] + [256] * 224,
     "gqa-16x1024": [1024] * 16,
+    # the launch order's threshold (forty-eighth and forty-ninth sessions)
+    "gqa-8x2048": [2048] * 8, "gqa-6x2560": [2560] * 6, "gqa-5x3072": [3072] * 5, "gqa-4x3584": [3584] * 4,
+    "gqa-4x4096": [4096] * 4,
 }
-GROUP = {"gqa-16x1024": 4}  # query heads per kv head (16 over 4)
+GROUP = {name: 4 for name in WORKLOADS if name.startswith("gqa-")}  # query heads per kv head (16 over 4)
 
 
 def main():
