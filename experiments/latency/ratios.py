@@ -30,7 +30,8 @@ than the fastest peer's fwdbwd on every workload it runs, backward >= 550 TFLOP/
 
 Workloads by name: the specs of experiments/common/workloads.c, terms AxL (A documents of L
 tokens) or L joined by '+' (16x4096, 8192+32x256); gqa-16x1024: 16 query heads over 4 kv heads,
-as there (any gqa-<spec>: heads / 4 kv heads); others (logu-*) from --layouts (the latency
+as there (any gqa-<spec>: heads / 4 kv heads; gqaN-<spec>: N kv heads, e.g. gqa2-16x1024 for
+groups of 8); others (logu-*) from --layouts (the latency
 driver's HDF5 file, as peers.py). FLOPs causal-discounted as Table A.
 Output: HDF5 (--out) with tables `timings` (one row per round, workload, system, pass) and
 `ratios` (median, min, max over rounds); rendered by `snakemake acceptance_ratios` into
@@ -59,10 +60,15 @@ FLOP_FACTOR = {"fwd": 1.0, "fwd+quant": 1.0, "bwd": 2.5, "fwdbwd": 3.5, "train":
 def parse_workload(name, heads=16):
     """(document lengths, kv heads) of a workload given by its name, or None (take it from
     --layouts): terms "AxL" (A documents of L) or "L" joined by '+', as experiments/common/
-    workloads.c's specs ("16x4096", "8192+32x256"); "gqa-" in front: heads / 4 kv heads"""
+    workloads.c's specs ("16x4096", "8192+32x256"); "gqa-" in front: heads / 4 kv heads,
+    "gqaN-": N kv heads (a divisor of heads)"""
     body, hkv = name, heads
-    if name.startswith("gqa-"):
-        body, hkv = name[4:], heads // 4
+    prefix, dash, rest = name.partition("-")
+    if dash and prefix.startswith("gqa"):
+        n = prefix[3:]
+        if not (n == "" or (n.isdigit() and int(n) >= 1 and heads % int(n) == 0)):
+            return None
+        body, hkv = rest, int(n) if n else heads // 4
     lens = []
     for term in body.split("+"):
         a, x, l = term.rpartition("x")

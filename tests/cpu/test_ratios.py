@@ -23,6 +23,10 @@ pw = ratios.parse_workload
 check(pw("16x4096") == ([4096] * 16, 16), "16x4096: 16 documents of 4096, MHA")
 check(pw("8192+32x256") == ([8192] + [256] * 32, 16), "8192+32x256: one long document, then 32 short")
 check(pw("gqa-16x1024") == ([1024] * 16, 4), "gqa-16x1024: 4 kv heads for 16 query heads")
+check(pw("gqa2-4x4096") == ([4096] * 4, 2) and pw("gqa8-16x1024") == ([1024] * 16, 8),
+      "gqaN-: N kv heads (groups of 8 and of 2)")
+check(all(pw(x) is None for x in ("gqa3-16x1024", "gqa0-16x1024", "gqax-16x1024")),
+      "gqaN- with N not dividing the 16 query heads: None")
 check(pw("160+96+45") == ([160, 96, 45], 16), "single lengths joined by +")
 check(all(pw(x) is None for x in ("logu-16k", "x5", "3x", "0x5", "4x0", "", "16x4096+")),
       "not a length spec: None (taken from --layouts)")
