@@ -30,6 +30,7 @@
  *     caught 18-76 % and failed 1-4 % of clean runs.
  *   FLAMIA_SM90_BWD=plain runs the FP32 kernel for the FP8 recipes too (then ~1e-5).
  */
+#include "bwd_order_rule.h"
 #include "gpu_common.h"
 
 typedef struct {
@@ -205,14 +206,13 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
            cq.rel64, ck.rel64, cv.rel64, cq.gpu64, ck.gpu64, cv.gpu64, cq.cos_gpu, cq.cos_ref, ck.cos_gpu,
            ck.cos_ref, cv.cos_gpu, cv.cos_ref, cq.rowrel, ck.rowrel, cv.rowrel, cq.nonfinite + ck.nonfinite + cv.nonfinite);
     const int fp8 = strcmp(preset, "bf16") != 0;
-    /* the launch order, where this call used one (the library's own decision). Without
-     * FLAMIA_SM90_BWD_ORDER the rule is docs/cuda-api.md's: FP8 GQA with documents of at most
-     * 3072 tokens longest first, everything else in the grid's own order */
+    /* the launch order, where this call used one (the library's own decision), against
+     * docs/cuda-api.md's rule (bwd_order_rule.h) unless the environment overrides it */
     struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, D);
     P.causal = causal, P.max_seqlen = hs.max_seqlen;
     const int ordered = flamia_sm90_bwd_uses_order(&P);
-    if (!getenv("FLAMIA_SM90_BWD_ORDER") && !getenv("FLAMIA_SM90_BWD"))
-        EXPECT(ordered == (fp8 && Hq > Hkv && hs.max_seqlen <= 3072), "%s %s: launch order %s, against the rule",
+    if (!bwd_order_rule_overridden())
+        EXPECT(ordered == bwd_order_expected(P.kind, Hq, Hkv, hs.max_seqlen, 0), "%s %s: launch order %s, against the rule",
                label, preset, ordered ? "used" : "not used");
     if (ordered) check_order(label, preset, ws, cu, ndocs, Hq, Hkv, causal);
     EXPECT(cq.nonfinite + ck.nonfinite + cv.nonfinite == 0, "%s %s: outputs unwritten or non-finite", label, preset);
