@@ -42,3 +42,18 @@ for tag, label in specs:
                                     for w in base))
 PY
 }
+# dev_order_ab WORKLOADS [TIMEOUT_S]: ours alone (ratios.py) with the backward's launch order off
+# (FLAMIA_SM90_BWD_ORDER=0) and on (=2), alternated by process, 2 rounds; logs and HDF5 into $OUT
+# as gqa_order{0,2}_r{1,2}.*, each process's bwd / train rows printed with its mode and round
+dev_order_ab() {
+  local r mode
+  for r in 1 2; do
+    for mode in 0 2; do
+      FLAMIA_LIB=$B/kernels/libflamia.so FLAMIA_SM90_BWD_ORDER=$mode PYTHONUNBUFFERED=1 timeout ${2:-150} \
+        python3 experiments/latency/ratios.py --systems "" --workloads "$1" --rounds 1 \
+        --out "$OUT/gqa_order${mode}_r$r.h5" > "$OUT/gqa_order${mode}_r$r.log" 2>&1
+      echo "order=$mode round $r: rc=$?"
+      grep -E "^\| gqa.*\| (bwd|train) " "$OUT/gqa_order${mode}_r$r.log" | sed "s/^/order=$mode r$r /"
+    done
+  done
+}

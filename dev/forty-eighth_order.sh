@@ -24,13 +24,5 @@ for tool in memcheck racecheck; do
   echo "compute-sanitizer $tool test_gpu_api: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/sanitize-$tool.log" | head -2 | tr '\n' ' ')"
 done
 WL=${WL:-gqa-64x256,gqa-32x512,gqa-16x1024,gqa-8x2048,gqa-4x4096,gqa-2x8192,gqa-8192+32x256,gqa-8192+224x256}
-for r in 1 2; do
-  for mode in 0 2; do
-    FLAMIA_LIB=build-device/kernels/libflamia.so FLAMIA_SM90_BWD_ORDER=$mode PYTHONUNBUFFERED=1 timeout 150 \
-      python3 experiments/latency/ratios.py --systems "" --workloads $WL --rounds 1 \
-      --out "$O/gqa_order${mode}_r$r.h5" > "$O/gqa_order${mode}_r$r.log" 2>&1
-    echo "order=$mode round $r: rc=$?"
-    grep -E "^\| gqa.*\| (bwd|train) " "$O/gqa_order${mode}_r$r.log" | sed "s/^/order=$mode r$r /"
-  done
-done
+dev_order_ab "$WL"
 cd "$O" && tar czf logs.tgz *.log *.h5 && rm -f *.log *.h5

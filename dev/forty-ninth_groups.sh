@@ -9,13 +9,5 @@ export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
 O=$OUT
 dev_setup
 WL=${WL:-gqa2-16x1024,gqa2-5x3072,gqa2-4x4096,gqa8-16x1024,gqa8-5x3072,gqa8-4x4096}
-for r in 1 2; do
-  for mode in 0 2; do
-    FLAMIA_LIB=build-device/kernels/libflamia.so FLAMIA_SM90_BWD_ORDER=$mode PYTHONUNBUFFERED=1 timeout 60 \
-      python3 experiments/latency/ratios.py --systems "" --workloads $WL --rounds 1 \
-      --out "$O/gqa_order${mode}_r$r.h5" > "$O/gqa_order${mode}_r$r.log" 2>&1
-    echo "order=$mode round $r: rc=$?"
-    grep -E "^\| gqa.*\| (bwd|train) " "$O/gqa_order${mode}_r$r.log" | sed "s/^/order=$mode r$r /"
-  done
-done
+dev_order_ab "$WL" 60
 cd "$O" && tar czf logs.tgz *.log *.h5 && rm -f *.log *.h5
