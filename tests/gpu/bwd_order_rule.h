@@ -16,8 +16,9 @@
 
 enum { kDocumentedOrderMaxSeqlen = 3072 };
 
-static inline int bwd_order_expected(enum flamia_sm90_kind kind, int Hq, int Hkv, int max_seqlen, int deterministic) {
-    return kind != FLAMIA_SM90_BF16 && !deterministic && Hq > Hkv && max_seqlen <= kDocumentedOrderMaxSeqlen;
+static inline int bwd_order_expected(const struct flamia_sm90_problem *P) {
+    return P->kind != FLAMIA_SM90_BF16 && !P->deterministic && P->heads_q > P->heads_kv &&
+           P->max_seqlen <= kDocumentedOrderMaxSeqlen;
 }
 
 /* 1 when the environment overrides the rule (the library reads these once per process) */

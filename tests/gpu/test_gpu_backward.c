@@ -212,7 +212,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     P.causal = causal, P.max_seqlen = hs.max_seqlen;
     const int ordered = flamia_sm90_bwd_uses_order(&P);
     if (!bwd_order_rule_overridden())
-        EXPECT(ordered == bwd_order_expected(P.kind, Hq, Hkv, hs.max_seqlen, 0), "%s %s: launch order %s, against the rule",
+        EXPECT(ordered == bwd_order_expected(&P), "%s %s: launch order %s, against the rule",
                label, preset, ordered ? "used" : "not used");
     if (ordered) check_order(label, preset, ws, cu, ndocs, Hq, Hkv, causal);
     EXPECT(cq.nonfinite + ck.nonfinite + cv.nonfinite == 0, "%s %s: outputs unwritten or non-finite", label, preset);
