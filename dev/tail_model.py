@@ -24,6 +24,9 @@ Forty-ninth session: the threshold between 2048 and 4096 tokens, predicted here 
 against the grid's order: gqa-6x2560 -17 %, gqa-5x3072 -17 %, gqa-4x3584 -3 %) and measured
 -11.0 %, -12.2 %, -0.1 %: the model's change plus 3-6 points from 2048 to 4096 tokens (whole backward, no L2 here), so the
 order now reaches 3072-token documents (backward.cu kOrderMaxSeqlen).
+Fiftieth session: groups of 2 (gqa8-) and 8 (gqa2-) added for v114 (the threshold per group):
+longest first against the grid's order, groups of 2 -8.2 / -1.4 / -2.6 % at 16x1024 / 8x2048 /
+5x3072, groups of 8 -35.1 / -31.6 / -33.2 % at 16x1024 / 5x3072 / 4x4096 and 0 at 2x8192.
 The twelfth session's prediction for v23 (dev/backward/v23_head_fastest.patch) came from
 this model: -5 % at 4x4096, -1.3 % at 16x4096, -3 % at 16x1024; measured -4.8, -1.8, -3.6.
 
@@ -62,8 +65,18 @@ WORKLOADS = {  # the latency driver's fixed-length workloads (logu-* are random:
     # the launch order's threshold (forty-eighth and forty-ninth sessions)
     "gqa-8x2048": [2048] * 8, "gqa-6x2560": [2560] * 6, "gqa-5x3072": [3072] * 5, "gqa-4x3584": [3584] * 4,
     "gqa-4x4096": [4096] * 4,
+    # other groups (fiftieth session, v114): gqaN- has N kv heads, as in experiments/latency/ratios.py
+    "gqa8-16x1024": [1024] * 16, "gqa8-8x2048": [2048] * 8, "gqa8-5x3072": [3072] * 5, "gqa8-4x4096": [4096] * 4,
+    "gqa2-16x1024": [1024] * 16, "gqa2-5x3072": [3072] * 5, "gqa2-4x4096": [4096] * 4, "gqa2-2x8192": [8192] * 2,
 }
-GROUP = {name: 4 for name in WORKLOADS if name.startswith("gqa-")}  # query heads per kv head (16 over 4)
+
+
+def group_of(name, heads):
+    """query heads per kv head: gqa- 4 kv heads, gqaN- N kv heads, anything else MHA"""
+    if not name.startswith("gqa"):
+        return 1
+    kv = name[3:name.index("-")]
+    return heads // (int(kv) if kv else 4)
 
 
 def main():
@@ -77,7 +90,7 @@ def main():
     print("| workload | ideal ms | " + " | ".join("%s ms | over ideal" % o for o in orders) + " |")
     print("|---|---|" + "---|---|" * len(orders))
     for name, lens in WORKLOADS.items():
-        group = GROUP.get(name, 1)
+        group = group_of(name, a.heads)
         res = {}
         for order in orders:
             dur = [a.per_cta + a.per_pair * q * group for (_, _, _, q) in ctas(lens, a.heads // group, order)]
