@@ -39,6 +39,10 @@
  * The two warpgroups' registers are one allocation: A holds dV 64 + S 32 + P^T 16 + dQ 64,
  * B holds dK 64 + dP 32 + the dK partial 64 + its codes 8.
  *
+ * The hand-off protocol (named barriers by parity, the buffers' mbarriers) is checked without a GPU
+ * by protocol_model.py: every first sub-step 0..63, both J_PREFETCH settings, no deadlock, no
+ * warpgroup contributing twice to one barrier generation, nothing left open (and it reports the
+ * four protocol bugs it was tried on, e.g. the dS-empty pre-arrival on the wrong parity).
  * Build the timing binary: sh dev/backward/j_sketch/regs.sh prints the counts; on the device
  * nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr
  * -Ikernels/include -Ikernels/formats -Ikernels/sm90 dev/backward/j_sketch/j_sketch.cu -lcuda
