@@ -368,60 +368,22 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
 }
 
 #ifndef I_NO_MAIN
-#include <cstdio>
-#include <vector>
-#include "sm90_tma_host.cuh"
+#include "../sketch_harness.cuh"
 
 int main() {
-    const int B = 16, H = 16, L = 4096, tpd = L / 128, T = B * L;
-    uint8_t *codes;
-    float *rows, *dq, *out;
-    cudaMalloc(&codes, (size_t)T * H * 128);
-    cudaMalloc(&rows, (size_t)H * 6 * T * 4);
-    cudaMalloc(&dq, (size_t)T * H * 128 * 4);
-    const int grid = B * H * tpd;
+    SketchInputs in;
+    if (!sketch_inputs(in, 16)) return 1;
+    const int grid = in.B * in.H * in.tpd;
+    float *out;
     cudaMalloc(&out, (size_t)grid * 512 * 4);
-    { /* bounded codes (no NaN), row constants that keep exp2 in range */
-        std::vector<uint8_t> hc((size_t)T * H * 128);
-        for (size_t i = 0; i < hc.size(); i++) hc[i] = (uint8_t)(((i * 2654435761u) >> 13) & 0x37);
-        cudaMemcpy(codes, hc.data(), hc.size(), cudaMemcpyHostToDevice);
-        std::vector<float> hr((size_t)H * 6 * T);
-        const float val[6] = {0.125f, 0.5f, 0.9f, 1.1f, 0.01f, 0.7f};
-        for (size_t i = 0; i < hr.size(); i++) hr[i] = val[(i / T) % 6];
-        cudaMemcpy(rows, hr.data(), hr.size() * 4, cudaMemcpyHostToDevice);
-    }
-    CUtensorMap tm_rows, tm_dq;
-    if (!flamia_tma_rows(&tm_rows, codes, T, H * 128)) { printf("map failed\n"); return 1; }
-    {
-        const cuuint64_t dims[3] = {128, (cuuint64_t)H, (cuuint64_t)T};
-        const cuuint64_t strides[2] = {128 * 4, (cuuint64_t)H * 128 * 4};
-        const cuuint32_t box[3] = {32, 1, 16}, estr[3] = {1, 1, 1};
-        if (flamia_encode_tiled()(&tm_dq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, dq, dims, strides, box, estr,
-                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) { printf("dq map failed\n"); return 1; }
-    }
-    SketchParams p{rows, out, out, T, H, tpd};
+    SketchParams p{in.rows, out, out, in.T, in.H, in.tpd};
     cudaFuncSetAttribute(i_sketch, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    std::vector<float> t;
-    for (int r = 0; r < 12; r++) {
-        cudaMemsetAsync(dq, 0, (size_t)T * H * 128 * 4);
-        cudaEventRecord(e0);
-        i_sketch<<<grid, I_THREADS, kBytes>>>(tm_rows, tm_dq, p);
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (r >= 2) t.push_back(ms);
-    }
-    cudaError_t err = cudaGetLastError();
-    std::sort(t.begin(), t.end());
-    const double pairs = (double)B * H * tpd * (tpd + 1) / 2;
+    float med, fast;
+    cudaError_t err;
+    sketch_time(in, [&] { i_sketch<<<grid, I_THREADS, kBytes>>>(in.tm_rows, in.tm_dq, p); }, med, fast, err);
+    const double pairs = sketch_pairs(in);
     printf("i_sketch 16x4096 (16 heads, causal grid, %d CTAs, %.0f tile pairs): median %.3f ms (min %.3f), "
-           "%.2f us a tile pair and SM; %s\n", grid, pairs, t[t.size() / 2], t[0], t[t.size() / 2] * 1e3 * 132 / pairs,
-           cudaGetErrorString(err));
+           "%.2f us a tile pair and SM; %s\n", grid, pairs, med, fast, med * 1e3 * 132 / pairs, cudaGetErrorString(err));
     return 0;
 }
 #endif

@@ -427,69 +427,36 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
 }
 
 #ifndef J_NO_MAIN
-#include <cstdio>
 #include <cstdlib>
-#include <vector>
-#include "sm90_tma_host.cuh"
+
+#include "../sketch_harness.cuh"
 
 int main(int argc, char **argv) { /* argv[1]: documents of 4096 tokens (default 16; 1 for the sanitizers) */
-    const int B = argc > 1 ? atoi(argv[1]) : 16, H = 16, L = 4096, tpd = L / 128, T = B * L;
-    uint8_t *codes;
-    float *rows, *dq, *out;
-    cudaMalloc(&codes, (size_t)T * H * 128);
-    cudaMalloc(&rows, (size_t)H * 6 * T * 4);
-    cudaMalloc(&dq, (size_t)T * H * 128 * 4);
-    const int grid = B * H * 2 * tpd;
-    cudaMalloc(&out, (size_t)grid * 256 * 4);
-    { /* bounded codes (no NaN), row constants that keep exp2 in range (as i_sketch) */
-        std::vector<uint8_t> hc((size_t)T * H * 128);
-        for (size_t i = 0; i < hc.size(); i++) hc[i] = (uint8_t)(((i * 2654435761u) >> 13) & 0x37);
-        cudaMemcpy(codes, hc.data(), hc.size(), cudaMemcpyHostToDevice);
-        std::vector<float> hr((size_t)H * 6 * T);
-        const float val[6] = {0.125f, 0.5f, 0.9f, 1.1f, 0.01f, 0.7f};
-        for (size_t i = 0; i < hr.size(); i++) hr[i] = val[(i / T) % 6];
-        cudaMemcpy(rows, hr.data(), hr.size() * 4, cudaMemcpyHostToDevice);
-    }
-    CUtensorMap tm_rows, tm_rows64, tm_dq;
-    if (!flamia_tma_rows(&tm_rows, codes, T, H * 128)) { printf("map failed\n"); return 1; }
+    SketchInputs in;
+    if (!sketch_inputs(in, argc > 1 ? atoi(argv[1]) : 16)) return 1;
+    CUtensorMap tm_rows64; /* K and V: 64-row boxes */
     {
-        const cuuint64_t dims[2] = {(cuuint64_t)H * 128, (cuuint64_t)T}, strides[1] = {(cuuint64_t)H * 128};
+        const cuuint64_t dims[2] = {(cuuint64_t)in.H * 128, (cuuint64_t)in.T}, strides[1] = {(cuuint64_t)in.H * 128};
         const cuuint32_t box[2] = {128, 64}, estr[2] = {1, 1};
-        if (flamia_encode_tiled()(&tm_rows64, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, codes, dims, strides, box, estr,
+        if (flamia_encode_tiled()(&tm_rows64, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, in.codes, dims, strides, box, estr,
                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) { printf("64-row map failed\n"); return 1; }
+                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+            printf("64-row map failed\n");
+            return 1;
+        }
     }
-    {
-        const cuuint64_t dims[3] = {128, (cuuint64_t)H, (cuuint64_t)T};
-        const cuuint64_t strides[2] = {128 * 4, (cuuint64_t)H * 128 * 4};
-        const cuuint32_t box[3] = {32, 1, 16}, estr[3] = {1, 1, 1};
-        if (flamia_encode_tiled()(&tm_dq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, dq, dims, strides, box, estr,
-                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) { printf("dq map failed\n"); return 1; }
-    }
-    SketchParams p{rows, out, T, H, tpd};
+    const int grid = in.B * in.H * 2 * in.tpd;
+    float *out;
+    cudaMalloc(&out, (size_t)grid * 256 * 4);
+    SketchParams p{in.rows, out, in.T, in.H, in.tpd};
     cudaFuncSetAttribute(j_sketch, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    std::vector<float> t;
-    for (int r = 0; r < 12; r++) {
-        cudaMemsetAsync(dq, 0, (size_t)T * H * 128 * 4);
-        cudaEventRecord(e0);
-        j_sketch<<<grid, 256, kBytes>>>(tm_rows, tm_rows64, tm_dq, p);
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (r >= 2) t.push_back(ms);
-    }
-    cudaError_t err = cudaGetLastError();
-    std::sort(t.begin(), t.end());
-    const double pairs = (double)B * H * tpd * (tpd + 1) / 2;
+    float med, fast;
+    cudaError_t err;
+    sketch_time(in, [&] { j_sketch<<<grid, 256, kBytes>>>(in.tm_rows, tm_rows64, in.tm_dq, p); }, med, fast, err);
+    const double pairs = sketch_pairs(in);
     printf("j_sketch (J_PREFETCH=%d, J_NO_ADDS=%d) %dx4096 (16 heads, causal grid, %d CTAs of 64 keys, %.0f 128x128 tile "
            "pairs): median %.3f ms (min %.3f), %.2f us a tile pair and SM; %s\n",
-           J_PREFETCH, J_NO_ADDS, B, grid, pairs, t[t.size() / 2], t[0], t[t.size() / 2] * 1e3 * 132 / pairs,
-           cudaGetErrorString(err));
+           J_PREFETCH, J_NO_ADDS, in.B, grid, pairs, med, fast, med * 1e3 * 132 / pairs, cudaGetErrorString(err));
     return err != cudaSuccess;
 }
 #endif

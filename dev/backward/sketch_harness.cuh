@@ -1,0 +1,78 @@
+/*
+ * sketch_harness.cuh - the host side the timing skeletons share (i_sketch, j_sketch): bounded
+ * random E4M3 codes for every operand tile (no NaN), row constants that keep exp2 in range, the
+ * row-tile map, dQ's FP32 accumulator with its reduce-add map ([16 rows][32 dims] boxes), and a
+ * timing loop (2 warm-up launches, median of 10, dQ zeroed before each). The skeletons' results
+ * are meaningless; only their times are read.
+ */
+#pragma once
+#include <cstdio>
+#include <vector>
+
+#include <algorithm>
+
+#include "sm90_tma_host.cuh"
+
+struct SketchInputs {
+    int B, H, L, tpd, T; /* documents of L tokens, H heads, 128-token tiles a document, tokens */
+    uint8_t *codes;      /* [T][H][128] */
+    float *rows, *dq;    /* [H][6][T] row constants; [T][H][128] dQ accumulator */
+    CUtensorMap tm_rows, tm_dq; /* 128 B x 128 rows boxes of the codes; [16][32] FP32 boxes of dq */
+};
+
+/* false (and a message) when an allocation or a tensor map fails, e.g. without a GPU */
+static inline bool sketch_inputs(SketchInputs &in, int B, int H = 16, int L = 4096) {
+    in.B = B, in.H = H, in.L = L, in.tpd = L / 128, in.T = B * L;
+    const size_t n = (size_t)in.T * H * 128;
+    if (cudaMalloc(&in.codes, n) != cudaSuccess || cudaMalloc(&in.rows, (size_t)H * 6 * in.T * 4) != cudaSuccess ||
+        cudaMalloc(&in.dq, n * 4) != cudaSuccess) {
+        printf("sketch: allocation failed\n");
+        return false;
+    }
+    std::vector<uint8_t> hc(n);
+    for (size_t i = 0; i < n; i++) hc[i] = (uint8_t)(((i * 2654435761u) >> 13) & 0x37);
+    cudaMemcpy(in.codes, hc.data(), n, cudaMemcpyHostToDevice);
+    std::vector<float> hr((size_t)H * 6 * in.T);
+    const float val[6] = {0.125f, 0.5f, 0.9f, 1.1f, 0.01f, 0.7f};
+    for (size_t i = 0; i < hr.size(); i++) hr[i] = val[(i / in.T) % 6];
+    cudaMemcpy(in.rows, hr.data(), hr.size() * 4, cudaMemcpyHostToDevice);
+    if (!flamia_tma_rows(&in.tm_rows, in.codes, in.T, H * 128)) {
+        printf("sketch: row map failed\n");
+        return false;
+    }
+    const cuuint64_t dims[3] = {128, (cuuint64_t)H, (cuuint64_t)in.T};
+    const cuuint64_t strides[2] = {128 * 4, (cuuint64_t)H * 128 * 4};
+    const cuuint32_t box[3] = {32, 1, 16}, estr[3] = {1, 1, 1};
+    if (flamia_encode_tiled()(&in.tm_dq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, in.dq, dims, strides, box, estr,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+        printf("sketch: dq map failed\n");
+        return false;
+    }
+    return true;
+}
+
+/* median and fastest of 10 timed launches after 2 warm-up ones; err: the first error seen */
+template <class Launch> static inline void sketch_time(const SketchInputs &in, Launch launch, float &median, float &fastest,
+                                                       cudaError_t &err) {
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    std::vector<float> t;
+    for (int r = 0; r < 12; r++) {
+        cudaMemsetAsync(in.dq, 0, (size_t)in.T * in.H * 128 * 4);
+        cudaEventRecord(e0);
+        launch();
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float ms = 0.f;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (r >= 2) t.push_back(ms);
+    }
+    err = cudaGetLastError();
+    std::sort(t.begin(), t.end());
+    median = t[t.size() / 2], fastest = t[0];
+}
+
+/* causal 128 x 128 tile pairs of the grid (the us-a-tile-pair figure's denominator) */
+static inline double sketch_pairs(const SketchInputs &in) { return (double)in.B * in.H * in.tpd * (in.tpd + 1) / 2; }
