@@ -1,5 +1,6 @@
 /*
- * sketch_harness.cuh - the host side the timing skeletons share (i_sketch, j_sketch): bounded
+ * sketch_harness.cuh - what the timing skeletons share (i_sketch, j_sketch): two device helpers
+ * (F16 pairs in, E4M3 pairs out as floats), and on the host bounded
  * random E4M3 codes for every operand tile (no NaN), row constants that keep exp2 in range, the
  * row-tile map, dQ's FP32 accumulator with its reduce-add map ([16 rows][32 dims] boxes), and a
  * timing loop (2 warm-up launches, median of 10, dQ zeroed before each). The skeletons' results
@@ -11,7 +12,20 @@
 
 #include <algorithm>
 
+#include <cuda_fp16.h>
+
 #include "sm90_tma_host.cuh"
+
+__device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+/* two E4M3 codes (low byte first) -> two floats, exact */
+__device__ __forceinline__ float2 dec2(uint32_t codes16) {
+    uint32_t h2;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"((uint16_t)codes16));
+    return __half22float2(*reinterpret_cast<__half2 *>(&h2));
+}
 
 struct SketchInputs {
     int B, H, L, tpd, T; /* documents of L tokens, H heads, 128-token tiles a document, tokens */

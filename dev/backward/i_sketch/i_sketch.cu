@@ -69,6 +69,7 @@
 #include "sm90_exp2.cuh"
 #include "sm90_ptx.cuh"
 #include "../shape_bench/wgmma_shapes.cuh"
+#include "../sketch_harness.cuh"
 
 using namespace flamia_sm90;
 
@@ -78,15 +79,6 @@ struct SketchParams {
     int T, H, tiles_per_doc;
 };
 
-__device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-}
-__device__ __forceinline__ float2 dec2(uint32_t codes16) {
-    uint32_t h2;
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"((uint16_t)codes16));
-    return __half22float2(*reinterpret_cast<__half2 *>(&h2));
-}
 __device__ __forceinline__ void tma_add(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
     asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
                      reinterpret_cast<uint64_t>(map)),
@@ -368,7 +360,6 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
 }
 
 #ifndef I_NO_MAIN
-#include "../sketch_harness.cuh"
 
 int main() {
     SketchInputs in;

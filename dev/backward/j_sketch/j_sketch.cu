@@ -67,6 +67,7 @@
 #include "sm90_exp2.cuh"
 #include "sm90_ptx.cuh"
 #include "../shape_bench/wgmma_shapes.cuh"
+#include "../sketch_harness.cuh"
 
 using namespace flamia_sm90;
 
@@ -76,15 +77,6 @@ struct SketchParams {
     int T, H, tiles_per_doc; /* 128-token query tiles a document */
 };
 
-__device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-}
-__device__ __forceinline__ float2 dec2(uint32_t codes16) {
-    uint32_t h2;
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"((uint16_t)codes16));
-    return __half22float2(*reinterpret_cast<__half2 *>(&h2));
-}
 __device__ __forceinline__ void bar_arrive(int id, int count) {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
@@ -429,7 +421,6 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
 #ifndef J_NO_MAIN
 #include <cstdlib>
 
-#include "../sketch_harness.cuh"
 
 int main(int argc, char **argv) { /* argv[1]: documents of 4096 tokens (default 16; 1 for the sanitizers) */
     SketchInputs in;
