@@ -3,9 +3,10 @@
 # consumer warpgroups split by product and one sub-step apart; dev/backward/j_sketch/j_sketch.cu)
 # against i_sketch (fortieth session, 7.62 ms) in one command. Results are timings of skeletons:
 # their outputs are meaningless. First compute-sanitizer's synccheck and memcheck on one 4096-token
-# document (barrier misuse, out-of-bounds), then 16x4096, binaries alternated, 2 rounds.
+# document (barrier misuse, out-of-bounds), then 16x4096, binaries alternated, 2 rounds: j_sketch
+# (both warpgroups prefetch), _apf (A's prefetch only), _pf0 (neither), _noadds (dQ not added).
 # Prediction (j_sketch.cu's header): j_sketch between -20 % and +15 % of i_sketch's time.
-# Usage (device, repo root): bash dev/fiftieth_j_sketch.sh   (~3 minutes)
+# Usage (device, repo root): bash dev/fiftieth_j_sketch.sh   (~4 minutes)
 export PATH=/usr/local/cuda/bin:$PATH
 O=${OUT:-/tmp/flamia-out}
 mkdir -p "$O" dev/backward/bin
@@ -13,7 +14,8 @@ F="-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr
 s=$SECONDS
 nvcc $F dev/backward/i_sketch/i_sketch.cu -lcuda -o dev/backward/bin/i_sketch 2>&1 | grep -v "177-D\|Remark" | head -5
 nvcc $F dev/backward/j_sketch/j_sketch.cu -lcuda -o dev/backward/bin/j_sketch 2>&1 | grep -v "177-D\|Remark" | head -5
-nvcc $F -DJ_PREFETCH=0 dev/backward/j_sketch/j_sketch.cu -lcuda -o dev/backward/bin/j_sketch_pf0 2>&1 | grep -v "177-D\|Remark" | head -5
+nvcc $F -DJ_BPREFETCH=0 dev/backward/j_sketch/j_sketch.cu -lcuda -o dev/backward/bin/j_sketch_apf 2>&1 | grep -v "177-D\|Remark" | head -5
+nvcc $F -DJ_PREFETCH=0 -DJ_BPREFETCH=0 dev/backward/j_sketch/j_sketch.cu -lcuda -o dev/backward/bin/j_sketch_pf0 2>&1 | grep -v "177-D\|Remark" | head -5
 nvcc $F -DJ_NO_ADDS=1 dev/backward/j_sketch/j_sketch.cu -lcuda -o dev/backward/bin/j_sketch_noadds 2>&1 | grep -v "177-D\|Remark" | head -5
 echo "built ($((SECONDS - s)) s)"
 cuobjdump -sass dev/backward/bin/j_sketch | grep -cE "QGMMA|HGMMA" | sed 's/^/j_sketch wgmma instructions in SASS: /'
@@ -22,7 +24,7 @@ for tool in synccheck memcheck; do
   echo "compute-sanitizer $tool (1 document): rc=$?"; tail -3 "$O/j_$tool.log"
 done
 for r in 1 2; do
-  for b in i_sketch j_sketch j_sketch_pf0 j_sketch_noadds; do
+  for b in i_sketch j_sketch j_sketch_apf j_sketch_pf0 j_sketch_noadds; do
     timeout 60 dev/backward/bin/$b > "$O/${b}_r$r.log" 2>&1
     echo "r$r $b rc=$?: $(tail -1 "$O/${b}_r$r.log")"
   done

@@ -24,7 +24,8 @@
  *                    registers, dQ operand and dQ's row factors to shared memory)
  *                    -> dK += 2^M dS^T Q per 32-query block. Holds dK (64 registers).
  *   A runs one sub-step ahead (J_PREFETCH=1): it issues S(s+1) with dV(s) and builds P(s+1)
- *   while dQ(s) runs. Hand-offs are named barriers, arrive on one side and sync on the other
+ *   while dQ(s) runs; B issues dP(s+1) between dK(s)'s two partials (J_BPREFETCH=1), so that
+ *   its wait runs under the first partial's scaling. Hand-offs are named barriers, arrive on one side and sync on the other
  *   (P full / empty, dS full / empty, by sub-step parity); no CTA barrier in the loop.
  * Counted against today's kernel per 128x128 tile pair: the same products (dQ over 64 keys
  * twice instead of 128 once), the same instructions of element-wise work spread over the same
@@ -35,12 +36,13 @@
  * waits under the other's element-wise work (the fortieth session's skeleton: the waits' chain
  * alone holds the lockstep kernel at 6.5 us a tile pair; ncu: issue slots 49 % busy).
  * Prediction: between -20 % and +15 % against i_sketch's 7.62 ms, the adds' +12 % included.
- * Registers (ptxas, regs.sh, nvcc 13.0): 203 with J_PREFETCH=1, 170 without; no spills.
+ * Registers (ptxas, regs.sh, nvcc 13.0): 203 with both prefetches, 205 with A's alone, 172
+ * with neither; no spills.
  * The two warpgroups' registers are one allocation: A holds dV 64 + S 32 + P^T 16 + dQ 64,
  * B holds dK 64 + dP 32 + the dK partial 64 + its codes 8.
  *
  * The hand-off protocol (named barriers by parity, the buffers' mbarriers) is checked without a GPU
- * by protocol_model.py: every first sub-step 0..63, both J_PREFETCH settings, no deadlock, no
+ * by protocol_model.py: every first sub-step 0..63, all four prefetch settings, no deadlock, no
  * warpgroup contributing twice to one barrier generation, nothing left open (and it reports the
  * four protocol bugs it was tried on, e.g. the dS-empty pre-arrival on the wrong parity).
  * Build the timing binary: sh dev/backward/j_sketch/regs.sh prints the counts; on the device
@@ -51,6 +53,9 @@
  */
 #ifndef J_PREFETCH /* 1: A issues S(s+1) with dV(s) and builds P(s+1) under dQ(s) */
 #define J_PREFETCH 1
+#endif
+#ifndef J_BPREFETCH /* 1: B issues dP(s+1) between dK(s)'s two partials */
+#define J_BPREFETCH 1
 #endif
 #ifndef J_NO_ADDS /* probe: dQ staged, not added */
 #define J_NO_ADDS 0
@@ -302,22 +307,36 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
         for (int i = 0; i < 64; i++) dkacc[i] = 0.f;
         if (s0 + 1 < s_end) bar_arrive(kPEmpty + ((s0 + 1) & 1), 256); /* P slots start empty */
         bar_arrive(kPEmpty + (s0 & 1), 256);
-        for (int s = s0; s < s_end; s++) {
+        float dpacc[32];
+        /* dP(s) issued and committed (its tile waited for) */
+        auto issue_dp = [&](int s) {
+            if ((s & 1) == 0 || s == s0) mbar_wait(full0 + 8 * buf_of(s), full_phase(s));
+            const uint8_t *buf = smem + kBuf + buf_of(s) * kBufBytes;
+            wgmma_fence();
+            const uint64_t dV = desc_sw128(smem_u32(smem + kV)), dDO = desc_sw128(smem_u32(buf + kDO + (s & 1) * 8192));
+#pragma unroll
+            for (int k = 0; k < 4; k++) wg_e4m3_ss_n64(dpacc, desc_advance(dV, k * 32), desc_advance(dDO, k * 32), k);
+            wgmma_commit();
+        };
+        if (J_BPREFETCH) {
+            issue_dp(s0);
+            wgmma_wait<0>();
+        }
+        /* one sub-step, MORE a template argument as in A's */
+        auto step = [&](int s, auto more_tag) {
+            constexpr bool more = decltype(more_tag)::value;
             const int b = buf_of(s);
-            const bool more = s + 1 < s_end, tile_end = (s & 1) == 1 || !more;
-            if ((s & 1) == 0 || s == s0) mbar_wait(full0 + 8 * b, full_phase(s));
+            const bool tile_end = (s & 1) == 1 || !more;
             const uint8_t *buf = smem + kBuf + b * kBufBytes;
             const float *row = (const float *)(buf + kRows);
-            float dpacc[32];
-            wgmma_fence();
-            {
-                const uint64_t dV = desc_sw128(smem_u32(smem + kV)), dDO = desc_sw128(smem_u32(buf + kDO + (s & 1) * 8192));
-#pragma unroll
-                for (int k = 0; k < 4; k++) wg_e4m3_ss_n64(dpacc, desc_advance(dV, k * 32), desc_advance(dDO, k * 32), k);
+            if (!J_BPREFETCH) {
+                issue_dp(s);
+                wgmma_wait<0>();
             }
-            wgmma_commit();
-            wgmma_wait<0>();
             reg_fence(dpacc);
+            float dsv[32]; /* dS(s) is built here, so that dpacc can take dP(s + 1) */
+#pragma unroll
+            for (int i = 0; i < 32; i++) dsv[i] = dpacc[i];
             bar_named(kPFull + (s & 1), 256); /* A's P(s) */
             const uint4 *slot = (const uint4 *)(smem + kSlot + (s & 1) * 4096 + wtid * 32);
             const uint4 c0 = slot[0], c1 = slot[1];
@@ -333,8 +352,8 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
                 for (int hh = 0; hh < 2; hh++) {
                     const float2 pb = dec2(codes[j] >> (16 * hh));
                     const int idx = 4 * j + 2 * hh;
-                    dpacc[idx] = pb.x * nr.x * (dpacc[idx] * vdo.x - dl.x);
-                    dpacc[idx + 1] = pb.y * nr.y * (dpacc[idx + 1] * vdo.y - dl.y);
+                    dsv[idx] = pb.x * nr.x * (dsv[idx] * vdo.x - dl.x);
+                    dsv[idx + 1] = pb.y * nr.y * (dsv[idx + 1] * vdo.y - dl.y);
                 }
             }
             /* block maxima per (32-key block kb = wq >> 1, 32-query block qb = j >> 2) */
@@ -343,7 +362,7 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
             for (int qb = 0; qb < 2; qb++) {
                 float m = 0.f;
 #pragma unroll
-                for (int i = 0; i < 16; i++) m = fmaxf(m, fabsf(dpacc[16 * qb + i]));
+                for (int i = 0; i < 16; i++) m = fmaxf(m, fabsf(dsv[16 * qb + i]));
                 u[qb] = __reduce_max_sync(0xffffffffu, __float_as_uint(m));
             }
             if (lane < 2) sAmax[wq * 2 + lane] = __uint_as_float(lane ? u[1] : u[0]);
@@ -368,7 +387,7 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++) {
                     const int idx = 4 * j + 2 * hh;
-                    kc[hh] = flamia_cvt_e4m3x2(dpacc[idx] * inv[j >> 2], dpacc[idx + 1] * inv[j >> 2]);
+                    kc[hh] = flamia_cvt_e4m3x2(dsv[idx] * inv[j >> 2], dsv[idx + 1] * inv[j >> 2]);
                     qc[hh] = flamia_e4m3x2_scale_f16(kc[hh], dqs[j >> 2]);
                 }
                 const int qn = 8 * j + 2 * tq, key = wq * 16 + 2 * g;
@@ -387,7 +406,8 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
             if (wtid < 64) sDqf[(s & 1) * 64 + wtid] = row[128 + (s & 1) * 64 + wtid]; /* dQ's row factor (a stand-in) */
             fence_proxy_async(); /* dS codes -> A's wgmma */
             bar_arrive(kDsFull + (s & 1), 256);
-            /* dK += 2^M (dS^T Q) per 32-query block */
+            /* dK += 2^M (dS^T Q) per 32-query block; J_BPREFETCH: dP(s + 1) issued between the two,
+             * so that its wait is under the first one's scaling */
 #pragma unroll
             for (int qb = 0; qb < 2; qb++) {
                 float tk[64];
@@ -395,7 +415,12 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
                 wgmma_fence();
                 wg_e4m3_rs_n128(tk, a, desc_advance(desc_sw128(smem_u32(buf + kQt)), (s & 1) * 64 + qb * 32), 0);
                 wgmma_commit();
-                wgmma_wait<0>();
+                if (J_BPREFETCH && more && qb == 0) {
+                    issue_dp(s + 1);
+                    wgmma_wait<1>();
+                } else {
+                    wgmma_wait<0>();
+                }
                 reg_fence(tk);
 #pragma unroll
                 for (int x = 0; x < 64; x++) dkacc[x] = fmaf(tk[x], dkf[qb], dkacc[x]);
@@ -410,7 +435,9 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
                     }
                 }
             }
-        }
+                };
+        for (int s = s0; s + 1 < s_end; s++) step(s, std::true_type{});
+        step(s_end - 1, std::false_type{});
         float sum = 0.f;
 #pragma unroll
         for (int x = 0; x < 64; x++) sum += dkacc[x];
@@ -445,9 +472,9 @@ int main(int argc, char **argv) { /* argv[1]: documents of 4096 tokens (default 
     cudaError_t err;
     sketch_time(in, [&] { j_sketch<<<grid, 256, kBytes>>>(in.tm_rows, tm_rows64, in.tm_dq, p); }, med, fast, err);
     const double pairs = sketch_pairs(in);
-    printf("j_sketch (J_PREFETCH=%d, J_NO_ADDS=%d) %dx4096 (16 heads, causal grid, %d CTAs of 64 keys, %.0f 128x128 tile "
+    printf("j_sketch (J_PREFETCH=%d, J_BPREFETCH=%d, J_NO_ADDS=%d) %dx4096 (16 heads, causal grid, %d CTAs of 64 keys, %.0f 128x128 tile "
            "pairs): median %.3f ms (min %.3f), %.2f us a tile pair and SM; %s\n",
-           J_PREFETCH, J_NO_ADDS, in.B, grid, pairs, med, fast, med * 1e3 * 132 / pairs, cudaGetErrorString(err));
+           J_PREFETCH, J_BPREFETCH, J_NO_ADDS, in.B, grid, pairs, med, fast, med * 1e3 * 132 / pairs, cudaGetErrorString(err));
     return err != cudaSuccess;
 }
 #endif

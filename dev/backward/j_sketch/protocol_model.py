@@ -3,7 +3,7 @@
 
 Each warpgroup is one actor running the sequence of barrier operations the kernel executes for
 a CTA whose first sub-step is s0 (64-key tile n = s0; sub-steps s0 .. 63 of a 4096-token
-document, query tiles of 128 from s0 // 2), with J_PREFETCH 1 or 0. Named barriers (count 256:
+document, query tiles of 128 from s0 // 2), with J_PREFETCH and J_BPREFETCH 1 or 0. Named barriers (count 256:
 one arrive or sync of 128 threads from each warpgroup) complete when both warpgroups have
 contributed; a warpgroup contributing twice to one generation would complete it wrongly
 (reported). mbarriers: full[b] completes a phase when its tile is loaded (the load is taken as
@@ -63,24 +63,33 @@ def ops_a(s0, prefetch):
     return o
 
 
-def ops_b(s0):
+def ops_b(s0, bprefetch):
     r0 = s0 >> 1
     buf = lambda s: ((s >> 1) - r0) & 1
     fphase = lambda s: (((s >> 1) - r0) >> 1) & 1
     o = []
+
+    def issue_dp(s):
+        if (s & 1) == 0 or s == s0:
+            o.append(("mwait", ("full", buf(s)), fphase(s)))
+
     if s0 + 1 < S_END:
         o.append(("arrive", P_EMPTY + ((s0 + 1) & 1)))
     o.append(("arrive", P_EMPTY + (s0 & 1)))
+    if bprefetch:
+        issue_dp(s0)
     for s in range(s0, S_END):
         more = s + 1 < S_END
         tile_end = (s & 1) == 1 or not more
-        if (s & 1) == 0 or s == s0:
-            o.append(("mwait", ("full", buf(s)), fphase(s)))
+        if not bprefetch:
+            issue_dp(s)
         o.append(("sync", P_FULL + (s & 1)))
         if s + 2 < S_END:
             o.append(("arrive", P_EMPTY + (s & 1)))
         o.append(("sync", DS_EMPTY + (s & 1)))
         o.append(("arrive", DS_FULL + (s & 1)))
+        if bprefetch and more:  # between dK(s)'s two partials
+            issue_dp(s + 1)
         if tile_end:
             r = s >> 1
             o.append(("marrive", ("empty", buf(s))))
@@ -90,10 +99,10 @@ def ops_b(s0):
     return o
 
 
-def run(s0, prefetch, prefer):
+def run(s0, prefetch, prefer, bprefetch=1):
     """simulate; prefer: which actor moves first when both can. Returns a list of findings."""
     r0 = s0 >> 1
-    seq = {"A": ops_a(s0, prefetch), "B": ops_b(s0)}
+    seq = {"A": ops_a(s0, prefetch), "B": ops_b(s0, bprefetch)}
     pc = {"A": 0, "B": 0}
     named = {}                      # id -> set of actors contributed to the open generation
     done_gen = {}                   # id -> generations completed
@@ -188,13 +197,14 @@ def run(s0, prefetch, prefer):
 def main():
     findings, runs = [], 0
     for prefetch in (1, 0):
-        for s0 in range(S_END):
-            for prefer in ("A", "B"):
-                findings += run(s0, prefetch, prefer)
-                runs += 1
+        for bprefetch in (1, 0):
+            for s0 in range(S_END):
+                for prefer in ("A", "B"):
+                    findings += run(s0, prefetch, prefer, bprefetch)
+                    runs += 1
     for f in findings[:20]:
         print(f)
-    print(f"protocol_model: {runs} runs (s0 0..{S_END - 1}, J_PREFETCH 1 and 0, either warpgroup first), "
+    print(f"protocol_model: {runs} runs (s0 0..{S_END - 1}, J_PREFETCH and J_BPREFETCH 1 and 0, either warpgroup first), "
           f"{len(findings)} findings")
     return 1 if findings else 0
 
