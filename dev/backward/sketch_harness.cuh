@@ -57,7 +57,7 @@ static inline bool sketch_inputs(SketchInputs &in, int B, int H = 16, int L = 40
     const cuuint64_t dims[3] = {128, (cuuint64_t)H, (cuuint64_t)in.T};
     const cuuint64_t strides[2] = {128 * 4, (cuuint64_t)H * 128 * 4};
     const cuuint32_t box[3] = {32, 1, 16}, estr[3] = {1, 1, 1};
-    if (flamia_encode_tiled()(&in.tm_dq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, in.dq, dims, strides, box, estr,
+    if (!flamia_encode_tiled() || flamia_encode_tiled()(&in.tm_dq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, in.dq, dims, strides, box, estr,
                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
         printf("sketch: dq map failed\n");

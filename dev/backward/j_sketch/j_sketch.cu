@@ -456,7 +456,7 @@ int main(int argc, char **argv) { /* argv[1]: documents of 4096 tokens (default 
     {
         const cuuint64_t dims[2] = {(cuuint64_t)in.H * 128, (cuuint64_t)in.T}, strides[1] = {(cuuint64_t)in.H * 128};
         const cuuint32_t box[2] = {128, 64}, estr[2] = {1, 1};
-        if (flamia_encode_tiled()(&tm_rows64, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, in.codes, dims, strides, box, estr,
+        if (!flamia_encode_tiled() || flamia_encode_tiled()(&tm_rows64, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, in.codes, dims, strides, box, estr,
                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
             printf("64-row map failed\n");
