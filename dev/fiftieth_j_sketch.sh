@@ -6,7 +6,7 @@
 # document (barrier misuse, out-of-bounds), then 16x4096, binaries alternated, 2 rounds: j_sketch
 # (both warpgroups prefetch), _apf (A's prefetch only), _pf0 (neither), _noadds (dQ not added).
 # Prediction (j_sketch.cu's header): j_sketch between -20 % and +15 % of i_sketch's time.
-# Usage (device, repo root): bash dev/fiftieth_j_sketch.sh   (~4 minutes)
+# Usage (device, repo root): bash dev/fiftieth_j_sketch.sh   (~5 minutes)
 export PATH=/usr/local/cuda/bin:$PATH
 O=${OUT:-/tmp/flamia-out}
 mkdir -p "$O" dev/backward/bin
@@ -29,4 +29,10 @@ for r in 1 2; do
     echo "r$r $b rc=$?: $(tail -1 "$O/${b}_r$r.log")"
   done
 done
+# ncu of one j_sketch launch: the figures the fortieth session read for i_sketch (issue slots
+# busy 49 %, 1.07 of 3.99 warps eligible a scheduler; dev/logs/fortieth_ncu_isketch_summary.txt)
+timeout 150 ncu --clock-control none -k regex:j_sketch -s 2 -c 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
+  --section SchedulerStats --section WarpStateStats dev/backward/bin/j_sketch > "$O/ncu_j_sketch.log" 2>&1
+echo "ncu j_sketch: rc=$?"
+grep -E "Duration|Issue Slots Busy|Executed Ipc Active|One or More Eligible|Eligible Warps Per Scheduler|Active Warps Per Scheduler|Warp Cycles Per Issued" "$O/ncu_j_sketch.log" | head -12
 cd "$O" && tar czf j_sketch_logs.tgz *.log && rm -f *.log
