@@ -172,6 +172,18 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
     /* buffer of sub-step s, and its full-barrier phase */
     auto buf_of = [&](int s) { return ((s >> 1) - r0) & 1; };
     auto full_phase = [&](int s) { return (uint32_t)((((s >> 1) - r0) >> 1) & 1); };
+    /* acc = (64 keys of the tile at key_off) x (sub-step s's 64 rows of the query-tile operand at
+     * buf_off)^T over 128 dims: S^T (K, Q) for A, dP^T (V, dO) for B; issued and committed once
+     * the sub-step's tile has landed */
+    auto issue_key_product = [&](float(&acc)[32], int key_off, int buf_off, int s) {
+        if ((s & 1) == 0 || s == s0) mbar_wait(full0 + 8 * buf_of(s), full_phase(s));
+        const uint8_t *buf = smem + kBuf + buf_of(s) * kBufBytes;
+        wgmma_fence();
+        const uint64_t da = desc_sw128(smem_u32(smem + key_off)), db = desc_sw128(smem_u32(buf + buf_off + (s & 1) * 8192));
+#pragma unroll
+        for (int k = 0; k < 4; k++) wg_e4m3_ss_n64(acc, desc_advance(da, k * 32), desc_advance(db, k * 32), k);
+        wgmma_commit();
+    };
     float *sAmax = (float *)(smem + kAmax);
     float *sDqf = (float *)(smem + kDqf);
 
@@ -181,16 +193,7 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
         for (int i = 0; i < 64; i++) dvacc[i] = 0.f;
         float sacc[32];
         uint32_t pa[16];
-        /* S(s) issued and committed */
-        auto issue_s = [&](int s) {
-            if ((s & 1) == 0 || s == s0) mbar_wait(full0 + 8 * buf_of(s), full_phase(s)); /* its tile landed */
-            const uint8_t *buf = smem + kBuf + buf_of(s) * kBufBytes;
-            wgmma_fence();
-            const uint64_t dK = desc_sw128(smem_u32(smem + kK)), dQ = desc_sw128(smem_u32(buf + kQ + (s & 1) * 8192));
-#pragma unroll
-            for (int k = 0; k < 4; k++) wg_e4m3_ss_n64(sacc, desc_advance(dK, k * 32), desc_advance(dQ, k * 32), k);
-            wgmma_commit();
-        };
+        auto issue_s = [&](int s) { issue_key_product(sacc, kK, kQ, s); }; /* S^T(s) = K Q^T */
         /* P(s) from sacc: codes to the slot (B builds dS from them), P^T 2^(eDO - G) as F16 in pa */
         auto make_p = [&](int s) {
             reg_fence(sacc);
@@ -308,16 +311,7 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
         if (s0 + 1 < s_end) bar_arrive(kPEmpty + ((s0 + 1) & 1), 256); /* P slots start empty */
         bar_arrive(kPEmpty + (s0 & 1), 256);
         float dpacc[32];
-        /* dP(s) issued and committed (its tile waited for) */
-        auto issue_dp = [&](int s) {
-            if ((s & 1) == 0 || s == s0) mbar_wait(full0 + 8 * buf_of(s), full_phase(s));
-            const uint8_t *buf = smem + kBuf + buf_of(s) * kBufBytes;
-            wgmma_fence();
-            const uint64_t dV = desc_sw128(smem_u32(smem + kV)), dDO = desc_sw128(smem_u32(buf + kDO + (s & 1) * 8192));
-#pragma unroll
-            for (int k = 0; k < 4; k++) wg_e4m3_ss_n64(dpacc, desc_advance(dV, k * 32), desc_advance(dDO, k * 32), k);
-            wgmma_commit();
-        };
+        auto issue_dp = [&](int s) { issue_key_product(dpacc, kV, kDO, s); }; /* dP^T(s) = V dO^T */
         if (J_BPREFETCH) {
             issue_dp(s0);
             wgmma_wait<0>();
