@@ -94,7 +94,7 @@ def raise_dynamo_limits(torch):
 
 
 def load_layouts(path):
-    import h5py  # noqa: F401  (missing h5py stops the run before anything is timed)
+    import h5py
     with h5py.File(path, "r") as f:
         g = f["layouts"]
         names = [s.decode() if isinstance(s, bytes) else str(s) for s in g["workload"][...]]
@@ -388,7 +388,7 @@ def write_result(a, torch, experiment, tables, attrs=()):
     """an HDF5 result in the experiments' schema, written atomically: the root provenance
     attributes (+ attrs: name, value pairs) and per table (group, description, rows, columns)
     one dataset per column (columns: name, type s / i / f, units, description)"""
-    import h5py  # noqa: F401  (missing h5py stops the run before anything is timed)
+    import h5py
     tmp = a.out + f".tmp.{os.getpid()}"
     with h5py.File(tmp, "w") as f:
         at = f.attrs
