@@ -34,6 +34,11 @@ Usage: python3 dev/tail_model.py [--per-cta 26.71] [--per-pair 8.657] [--sms 132
 """
 import argparse
 import heapq
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "experiments", "latency"))
+from ratios import parse_workload  # noqa: E402  (standard library only)
 
 
 def makespan(durations, sms):
@@ -58,25 +63,16 @@ def ctas(lens, heads, order):
     raise ValueError(order)
 
 
-WORKLOADS = {  # the latency driver's fixed-length workloads (logu-* are random: not modelled)
-    "4x4096": [4096] * 4, "16x4096": [4096] * 16, "16x1024": [1024] * 16, "64x1024": [1024] * 64,
-    "8192+32x256": [8192] + [256] * 32, "8192+224x256": [8192] + [256] * 224,
-    "gqa-16x1024": [1024] * 16,
+# the latency driver's fixed-length workloads (logu-* are random: not modelled), by their names
+# as experiments/latency/ratios.py reads them (gqa-: 4 kv heads, gqaN-: N kv heads)
+WORKLOADS = [
+    "4x4096", "16x4096", "16x1024", "64x1024", "8192+32x256", "8192+224x256", "gqa-16x1024",
     # the launch order's threshold (forty-eighth and forty-ninth sessions)
-    "gqa-8x2048": [2048] * 8, "gqa-6x2560": [2560] * 6, "gqa-5x3072": [3072] * 5, "gqa-4x3584": [3584] * 4,
-    "gqa-4x4096": [4096] * 4,
-    # other groups (fiftieth session, v114): gqaN- has N kv heads, as in experiments/latency/ratios.py
-    "gqa8-16x1024": [1024] * 16, "gqa8-8x2048": [2048] * 8, "gqa8-5x3072": [3072] * 5, "gqa8-4x4096": [4096] * 4,
-    "gqa2-16x1024": [1024] * 16, "gqa2-5x3072": [3072] * 5, "gqa2-4x4096": [4096] * 4, "gqa2-2x8192": [8192] * 2,
-}
-
-
-def group_of(name, heads):
-    """query heads per kv head: gqa- 4 kv heads, gqaN- N kv heads, anything else MHA"""
-    if not name.startswith("gqa"):
-        return 1
-    kv = name[3:name.index("-")]
-    return heads // (int(kv) if kv else 4)
+    "gqa-8x2048", "gqa-6x2560", "gqa-5x3072", "gqa-4x3584", "gqa-4x4096",
+    # other groups (fiftieth session, v114)
+    "gqa8-16x1024", "gqa8-8x2048", "gqa8-5x3072", "gqa8-4x4096",
+    "gqa2-16x1024", "gqa2-5x3072", "gqa2-4x4096", "gqa2-2x8192",
+]
 
 
 def main():
@@ -89,15 +85,17 @@ def main():
     orders = ("head-slowest", "head-fastest", "longest-first")
     print("| workload | ideal ms | " + " | ".join("%s ms | over ideal" % o for o in orders) + " |")
     print("|---|---|" + "---|---|" * len(orders))
-    for name, lens in WORKLOADS.items():
-        group = group_of(name, a.heads)
+    for name in WORKLOADS:
+        lens, hkv = parse_workload(name, a.heads)
+        group = a.heads // hkv
         res = {}
         for order in orders:
-            dur = [a.per_cta + a.per_pair * q * group for (_, _, _, q) in ctas(lens, a.heads // group, order)]
+            dur = [a.per_cta + a.per_pair * q * group for (_, _, _, q) in ctas(lens, hkv, order)]
             res[order] = makespan(dur, a.sms) / 1000
             ideal = sum(dur) / a.sms / 1000
         print(f"| {name} | {ideal:.3f} | " + " | ".join(f"{res[o]:.3f} | {100 * (res[o] / ideal - 1):+.1f} %"
                                                      for o in orders) + " |")
+
 
 if __name__ == "__main__":
     main()
