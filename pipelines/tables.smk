@@ -135,11 +135,11 @@ if DEVICE == "cuda" and importlib.util.find_spec("torch") is None:
 elif DEVICE == "cuda":
     RATIOS = [RUNS + "/ratios_gpu.h5"]
 
-    # Table A's nine workloads; the logu-* layouts from this run's latency file (random lengths)
+    # Table A's nine workloads (the catalogue); the logu-* layouts from this run's latency file (random lengths)
     rule run_ratios:
         input: built=driver("latency"), lat=RUNS + "/latency.h5", script="experiments/latency/ratios.py"
         output: RUNS + "/ratios_gpu.h5"
-        params: wl="16x4096,4x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,logu-64k,gqa-16x1024"
+        params: wl=",".join(config["workloads"])
         log: RUNS + "/logs/ratios_gpu.log"
         shell:
             "FLAMIA_LIB={BUILD}/kernels/libflamia.so {PY} {input.script} --out {output} --layouts {input.lat} "
