@@ -31,6 +31,23 @@ template <int N> __device__ __forceinline__ void hadamard_lane_stage(float (&v)[
     }
 }
 
+/* The FP8 main kernel's dK operand: accumulator column pair j (queries 8 j + 2 tq, + 1) of a
+ * thread's two key rows, as the E4M3 code pairs kc[0] (row g) and kc[1] (row g + 8), goes into
+ * the A fragments pk of the k = 32 product of its 32-query block j / 4: low half-words from an
+ * even j, high ones from the odd j after it (dev/backward/j_sketch packs its dK operand the
+ * same way). */
+__device__ __forceinline__ void put_dk_operand(uint32_t (&pk)[8], int j, const uint32_t (&kc)[2]) {
+    const int bb = j >> 2, jj = j & 3;
+    const int base = 4 * bb + ((jj >> 1) << 1);
+    if ((jj & 1) == 0) {
+        pk[base] = kc[0];
+        pk[base + 1] = kc[1];
+    } else {
+        pk[base] |= kc[0] << 16;
+        pk[base + 1] |= kc[1] << 16;
+    }
+}
+
 /* Deterministic dQ: the CTAs that add into one query block take turns in a fixed order,
  * the key tiles (simt: key blocks) from the last contributor down to tile 0 (for a causal
  * query tile m the contributors are tiles m..0, otherwise all tiles; every contributor adds

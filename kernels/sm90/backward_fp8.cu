@@ -735,15 +735,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                 *reinterpret_cast<uint16_t *>(sDS + dsoff[cj & 2] + cj * 128) = (uint16_t)__byte_perm(qcs[0], qcs[1], 0x40);
                 *reinterpret_cast<uint16_t *>(sDS + dsoff[(cj & 2) | 1] + (cj + 1) * 128) =
                     (uint16_t)__byte_perm(qcs[0], qcs[1], 0x51);
-                const int bb = j >> 2, jj = j & 3;
-                const int base = 4 * bb + ((jj >> 1) << 1);
-                if ((jj & 1) == 0) {
-                    pk[base] = kc[0];
-                    pk[base + 1] = kc[1];
-                } else {
-                    pk[base] |= kc[0] << 16;
-                    pk[base + 1] |= kc[1] << 16;
-                }
+                put_dk_operand(pk, j, kc);
             }
             fence_proxy_async(); /* sDS -> the async proxy (dQ's wgmma), before the barrier below */
 

@@ -67,6 +67,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "backward_common.cuh" /* put_dk_operand: the dK operand packed as the kernel packs it */
 #include "flamia_formats.h"
 #include "sm90_e4m3.cuh"
 #include "sm90_exp2.cuh"
@@ -388,14 +389,7 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
                 *(uint16_t *)(sDS + qn * 128 + ((key >> 4) ^ (qn & 7)) * 16 + (key & 15)) = (uint16_t)__byte_perm(qc[0], qc[1], 0x40);
                 *(uint16_t *)(sDS + (qn + 1) * 128 + ((key >> 4) ^ ((qn + 1) & 7)) * 16 + (key & 15)) =
                     (uint16_t)__byte_perm(qc[0], qc[1], 0x51);
-                const int bb = j >> 2, jj = j & 3, base = 4 * bb + ((jj >> 1) << 1);
-                if ((jj & 1) == 0) {
-                    pk[base] = kc[0];
-                    pk[base + 1] = kc[1];
-                } else {
-                    pk[base] |= kc[0] << 16;
-                    pk[base + 1] |= kc[1] << 16;
-                }
+                flamia_bwd::put_dk_operand(pk, j, kc);
             }
             if (wtid < 64) sDqf[(s & 1) * 64 + wtid] = row[128 + (s & 1) * 64 + wtid]; /* dQ's row factor (a stand-in) */
             fence_proxy_async(); /* dS codes -> A's wgmma */
