@@ -1,5 +1,7 @@
 /* minimal.c - using libflamia from outside the project: only <flamia.h>.
- * Build: cc -std=c11 -I kernels/include examples/minimal.c -L build/kernels -lflamia -lm */
+ * Build: cc -std=c11 -I kernels/include examples/minimal.c -L build/kernels -lflamia -lm
+ * or, against the installed library (`meson install -C build`):
+ *        cc -std=c11 examples/minimal.c $(pkg-config --cflags --libs flamia) -lm */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
