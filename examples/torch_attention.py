@@ -7,7 +7,8 @@ ctypes (no build step beyond libflamia itself; PyTorch is needed only by this ex
 flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8") (FlamiaAttention.apply
 underneath) takes packed BF16 CUDA
 tensors q [T][Hq][D], k, v [T][Hkv][D] and int32 cu_seqlens [num_docs + 1] (causal inside
-each document, never across) and returns O [T][Hq][D]; its backward gives dQ, dK, dV. The
+each document, never across; causal=False attends to the whole document; softmax_scale
+defaults to 1/sqrt(D)) and returns O [T][Hq][D]; its backward gives dQ, dK, dV. The
 calls run on PyTorch's current stream, allocate nothing themselves and never synchronize
 (docs/cuda-api.md). The workspace (flamia_cuda_workspace_size) carries the quantized
 operands from the forward to the backward, so each call keeps its own until its backward
@@ -71,22 +72,26 @@ def ptr(t):
     return ctypes.c_void_p(t.data_ptr())
 
 
-def shape_of(q, k, cu_seqlens, max_seqlen):
-    T, Hq, D = q.shape
-    return Shape(T, cu_seqlens.numel() - 1, cu_seqlens.data_ptr(), Hq, k.shape[1], D, 1, 0.0, max_seqlen)
+def shape_of(q, k, cu_seqlens, max_seqlen, causal=True, softmax_scale=0.0):
+    """flamia_shape of query and key tensors, or of their shapes (softmax_scale 0: 1/sqrt(D))"""
+    T, Hq, D = tuple(getattr(q, "shape", q))
+    Hkv = tuple(getattr(k, "shape", k))[1]
+    return Shape(T, cu_seqlens.numel() - 1, cu_seqlens.data_ptr(), Hq, Hkv, D, 1 if causal else 0,
+                 softmax_scale, max_seqlen)
 
 
 class FlamiaAttention(torch.autograd.Function):
     """packed causal attention: quantize + forward, and the backward from the same workspace"""
 
     @staticmethod
-    def forward(ctx, q, k, v, cu_seqlens, max_seqlen, flamia, recipe, check_finite=False):
+    def forward(ctx, q, k, v, cu_seqlens, max_seqlen, flamia, recipe, check_finite=False, causal=True,
+                softmax_scale=0.0):
         for name, t in (("q", q), ("k", k), ("v", v)):
             if not (t.is_cuda and t.dtype == torch.bfloat16 and t.is_contiguous()):
                 raise ValueError("%s: a contiguous BF16 CUDA tensor [T][H][D] is needed" % name)
         if not (cu_seqlens.is_cuda and cu_seqlens.dtype == torch.int32):
             raise ValueError("cu_seqlens: an int32 CUDA tensor is needed")
-        s = shape_of(q, k, cu_seqlens, max_seqlen)
+        s = shape_of(q, k, cu_seqlens, max_seqlen, causal, softmax_scale)
         L = flamia.lib
         nbytes = ctypes.c_size_t()
         flamia.check(L.flamia_cuda_workspace_size(recipe, ctypes.byref(s), ctypes.byref(nbytes)),
@@ -102,25 +107,25 @@ class FlamiaAttention(torch.autograd.Function):
         if check_finite:
             flamia.check_finite(ws, stream, "flamia_attention forward")
         ctx.save_for_backward(o, lse, ws, cu_seqlens)
-        ctx.meta = (flamia, recipe, max_seqlen, q.shape, k.shape, check_finite)
+        ctx.meta = (flamia, recipe, max_seqlen, q.shape, k.shape, check_finite, causal, softmax_scale)
         return o
 
     @staticmethod
     def backward(ctx, do):
         o, lse, ws, cu_seqlens = ctx.saved_tensors
-        flamia, recipe, max_seqlen, qs, ks, check_finite = ctx.meta
+        flamia, recipe, max_seqlen, qs, ks, check_finite, causal, softmax_scale = ctx.meta
         do = do.to(torch.bfloat16).contiguous()
         dq = torch.empty(qs, dtype=torch.bfloat16, device=o.device)
         dk = torch.empty(ks, dtype=torch.bfloat16, device=o.device)
         dv = torch.empty(ks, dtype=torch.bfloat16, device=o.device)
-        s = Shape(qs[0], cu_seqlens.numel() - 1, cu_seqlens.data_ptr(), qs[1], ks[1], qs[2], 1, 0.0, max_seqlen)
+        s = shape_of(qs, ks, cu_seqlens, max_seqlen, causal, softmax_scale)
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         flamia.check(flamia.lib.flamia_cuda_backward(recipe, ctypes.byref(s), ptr(ws), ctypes.c_size_t(ws.numel()),
                                                      ptr(o), ptr(lse), ptr(do), ptr(dq), ptr(dk), ptr(dv), stream),
                      "flamia_cuda_backward")
         if check_finite:
             flamia.check_finite(ws, stream, "flamia_attention backward")
-        return dq, dk, dv, None, None, None, None, None
+        return dq, dk, dv, None, None, None, None, None, None, None
 
 
 _LOADED = {}  # library path -> (Flamia, {recipe name: recipe buffer})
@@ -134,16 +139,22 @@ def _loaded(lib):
     return _LOADED[path]
 
 
-def flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8", lib=None, check_finite=False):
-    """what a model calls per attention layer: O of the packed causal attention, differentiable;
+def flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8", lib=None, check_finite=False, causal=True,
+                     softmax_scale=None):
+    """what a model calls per attention layer: O of the packed attention, differentiable;
     the library is loaded once per path (default: FLAMIA_LIB, else build/kernels/libflamia.so).
+    causal: inside each document (never across documents either way); softmax_scale: the
+    factor on Q K^T (None: 1/sqrt(D)).
     check_finite: raise FloatingPointError when Q, K, V (forward) or dO (backward) hold a NaN or
     Inf (the E4M3 recipes' kernels record them; each check synchronizes the stream, so use it
     when hunting a divergence, not in every step)"""
+    if softmax_scale is not None and not (0.0 < softmax_scale < float("inf")):
+        raise ValueError("softmax_scale: a finite number > 0 is needed (None: 1/sqrt(D)), not %r" % (softmax_scale,))
     fl, recipes = _loaded(lib)
     if recipe not in recipes:
         recipes[recipe] = fl.recipe(recipe)
-    return FlamiaAttention.apply(q, k, v, cu_seqlens, max_seqlen, fl, recipes[recipe], check_finite)
+    return FlamiaAttention.apply(q, k, v, cu_seqlens, max_seqlen, fl, recipes[recipe], check_finite, bool(causal),
+                                 float(softmax_scale or 0.0))
 
 
 def flamia_set_deterministic(on, lib=None):
@@ -162,14 +173,15 @@ def flamia_set_o_sum_interval(key_tiles, lib=None):
     fl.check(fl.lib.flamia_cuda_set_o_sum_interval(int(key_tiles)), "flamia_cuda_set_o_sum_interval")
 
 
-def reference(q, k, v, cu):
-    """PyTorch's attention per document in FP32 (causal, GQA by repeating kv heads)"""
+def reference(q, k, v, cu, causal=True, softmax_scale=None):
+    """PyTorch's attention per document in FP32 (GQA by repeating kv heads)"""
     out = []
     g = q.shape[1] // k.shape[1]
     for a, b in zip(cu[:-1], cu[1:]):
         qq, kk, vv = (x[a:b].float().transpose(0, 1) for x in (q, k, v))
         kk, vv = kk.repeat_interleave(g, 0), vv.repeat_interleave(g, 0)
-        out.append(torch.nn.functional.scaled_dot_product_attention(qq, kk, vv, is_causal=True).transpose(0, 1))
+        out.append(torch.nn.functional.scaled_dot_product_attention(qq, kk, vv, is_causal=causal,
+                                                                    scale=softmax_scale).transpose(0, 1))
     return torch.cat(out)
 
 
@@ -185,7 +197,10 @@ def main():
                     help="deterministic dQ; checks that a second backward gives the same dQ bits")
     ap.add_argument("--o-sum-interval", type=int, default=None,
                     help="the FP8 forward's O sum interval in key tiles (0 never, 2..64 powers of two; default the library's, 4)")
+    ap.add_argument("--non-causal", action="store_true", help="attend to the whole document (causal=False)")
+    ap.add_argument("--softmax-scale", type=float, default=None, help="the factor on Q K^T (default 1/sqrt(D))")
     args = ap.parse_args()
+    causal = not args.non_causal
     fl = Flamia(args.lib)
     _LOADED[args.lib] = (fl, {})
     if not torch.cuda.is_available() or not fl.lib.flamia_cuda_available():
@@ -208,24 +223,26 @@ def main():
         flamia_set_deterministic(True, lib=args.lib)
     if args.o_sum_interval is not None:
         flamia_set_o_sum_interval(args.o_sum_interval, lib=args.lib)
-    o = flamia_attention(q, k, v, cu, max(lens), args.recipe, lib=args.lib)
+    opts = dict(lib=args.lib, causal=causal, softmax_scale=args.softmax_scale)
+    o = flamia_attention(q, k, v, cu, max(lens), args.recipe, **opts)
     o.backward(do)
     grads = [x.grad.clone() for x in (q, k, v)]
     for x in (q, k, v):
         x.grad = None
     same = True
     if args.deterministic:  # the same step again: every gradient bit-identical
-        flamia_attention(q, k, v, cu, max(lens), args.recipe, lib=args.lib).backward(do)
+        flamia_attention(q, k, v, cu, max(lens), args.recipe, **opts).backward(do)
         same = all(torch.equal(g, x.grad) for g, x in zip(grads, (q, k, v)))
         print("deterministic: a second step's dQ, dK, dV %s" % ("bit-identical" if same else "DIFFER"))
         for x in (q, k, v):
             x.grad = None
-    o_ref = reference(q, k, v, cu_host)
+    o_ref = reference(q, k, v, cu_host, causal, args.softmax_scale)
     o_ref.backward(do.float())
     cos = lambda a, b: torch.nn.functional.cosine_similarity(a.float().flatten(), b.float().flatten(), dim=0).item()
     res = [("O", o, o_ref)] + [(n, g, x.grad) for n, g, x in zip(("dQ", "dK", "dV"), grads, (q, k, v))]
-    print("%s, pack %s (T = %d), heads %d/%d, d = %d: cosine vs PyTorch FP32 attention" % (
-        args.recipe, args.lengths, T, hq, hkv, D))
+    print("%s, pack %s (T = %d), heads %d/%d, d = %d, %s, softmax scale %s: cosine vs PyTorch FP32 attention" % (
+        args.recipe, args.lengths, T, hq, hkv, D, "causal" if causal else "non-causal",
+        args.softmax_scale or "1/sqrt(d)"))
     worst = 1.0
     for n, a, b in res:
         finite = bool(torch.isfinite(a.float()).all())

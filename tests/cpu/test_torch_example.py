@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""test_torch_example.py - the ctypes binding of examples/torch_attention.py without a GPU or
+PyTorch: its Shape matches flamia.h's flamia_shape field for field, its status names match the
+header's enum, shape_of fills every field (causal, softmax scale, GQA), flamia_attention refuses
+a bad softmax_scale before it touches anything, and the real libflamia loads through the
+binding (recipe presets, the error message of an unknown one, no GPU reported here).
+    test_torch_example.py EXAMPLE_PY FLAMIA_H LIBFLAMIA_SO
+PyTorch is replaced by a stub module: only the parts that need no tensor run."""
+import ctypes
+import importlib.util
+import re
+import sys
+import types
+
+example_py, header, lib_path = sys.argv[1:4]
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    print("%s: %s" % ("ok" if cond else "FAIL", what))
+    failures += 0 if cond else 1
+
+
+stub = types.ModuleType("torch")  # the example subclasses torch.autograd.Function at import
+stub.autograd = types.SimpleNamespace(Function=object)
+sys.modules["torch"] = stub
+spec = importlib.util.spec_from_file_location("torch_attention", example_py)
+ta = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ta)
+
+text = open(header).read()
+# flamia_shape's fields in order, with their C types reduced to int / pointer / float
+body = re.search(r"typedef struct \{([^}]*)\} flamia_shape;", text).group(1)
+body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+c_fields = []
+for decl in body.split(";"):
+    decl = decl.strip()
+    if not decl:
+        continue
+    m = re.match(r"(.*?)(\w+(?:\s*,\s*\w+)*)$", decl)
+    ctype, names = m.group(1).strip(), [n.strip() for n in m.group(2).split(",")]
+    kind = "pointer" if "*" in ctype else "float" if ctype == "float" else "int" if ctype == "int" else ctype
+    c_fields += [(n, kind) for n in names]
+py_kind = {ctypes.c_int: "int", ctypes.c_void_p: "pointer", ctypes.c_float: "float"}
+py_fields = [(n, py_kind.get(t, str(t))) for n, t in ta.Shape._fields_]
+check(py_fields == c_fields, "Shape matches flamia_shape field for field: %s" % [n for n, _ in c_fields])
+
+enum = re.search(r"typedef enum \{([^}]*)\} flamia_status;", text).group(1)
+enum = re.sub(r"/\*.*?\*/", "", enum, flags=re.S)
+names = [e.split("=")[0].strip() for e in enum.split(",") if e.strip()]
+want = {i: n.replace("FLAMIA_ERR_", "").replace("FLAMIA_", "").lower() for i, n in enumerate(names)}
+check(ta.FLAMIA_OK == 0 and ta.STATUS == want, "status names match flamia_status: %s" % want)
+
+
+class Cu:  # an int32 cu_seqlens of three documents at a device address
+    def numel(self):
+        return 4
+
+    def data_ptr(self):
+        return 0x7F0000001000
+
+
+class Tensor:
+    def __init__(self, *shape):
+        self.shape = shape
+
+
+s = ta.shape_of(Tensor(700, 16, 128), Tensor(700, 4, 128), Cu(), 512)
+check((s.total_tokens, s.num_docs, s.cu_seqlens, s.heads_q, s.heads_kv, s.head_dim, s.causal, s.softmax_scale,
+       s.max_seqlen) == (700, 3, 0x7F0000001000, 16, 4, 128, 1, 0.0, 512),
+      "shape_of(tensors): tokens, documents, cu_seqlens address, GQA 16/4, causal, scale 0 (1/sqrt(D)), max_seqlen")
+s = ta.shape_of((700, 16, 128), (700, 4, 128), Cu(), 512, False, 0.0625)
+check((s.causal, s.softmax_scale, s.heads_q, s.heads_kv) == (0, 0.0625, 16, 4),
+      "shape_of(shapes, causal=False, softmax_scale=1/16): the backward's form")
+
+for bad in (0.0, -0.5, float("nan"), float("inf")):
+    try:
+        ta.flamia_attention(None, None, None, None, 1, softmax_scale=bad, lib="/nonexistent/libflamia.so")
+        check(False, "softmax_scale=%r refused" % bad)
+    except ValueError as e:
+        check("softmax_scale" in str(e), "softmax_scale=%r refused before the library is loaded: %s" % (bad, e))
+
+fl = ta.Flamia(lib_path)
+buf = fl.recipe("mxfp8")
+check(len(buf.raw) == 1024 and any(buf.raw), "the real libflamia through the binding: preset mxfp8 filled")
+try:
+    fl.recipe("fp4x")
+    check(False, "unknown preset refused")
+except RuntimeError as e:
+    check("invalid" in str(e) and "fp4x" in str(e), "unknown preset refused with the library's message: %s" % e)
+avail = fl.lib.flamia_cuda_available()
+check(avail in (0, 1), "flamia_cuda_available() through the binding: %d" % avail)
+
+print("%d failure(s)" % failures)
+sys.exit(1 if failures else 0)
