@@ -1,7 +1,10 @@
 /* minimal.c - using libflamia from outside the project: only <flamia.h>.
  * Build: cc -std=c11 -I kernels/include examples/minimal.c -L build/kernels -lflamia -lm
  * or, against the installed library (`meson install -C build`):
- *        cc -std=c11 examples/minimal.c $(pkg-config --cflags --libs flamia) -lm */
+ *        cc -std=c11 examples/minimal.c $(pkg-config --cflags --libs flamia) -lm
+ * or statically (libflamia.a, and for a CUDA build the CUDA runtime and the C++ runtime):
+ *        cc -std=c11 examples/minimal.c $(pkg-config --cflags flamia) -Wl,-Bstatic -lflamia \
+ *           -Wl,-Bdynamic $(pkg-config --static --libs flamia | sed 's/-lflamia//') -lm */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +12,9 @@
 #include <flamia.h>
 
 int main(void) {
+    /* which library this is; the CUDA entry points need an sm_90 GPU (docs/cuda-api.md) */
+    printf("%s; sm_90 GPU for the CUDA calls: %s\n", flamia_version_string(), flamia_cuda_available() ? "yes" : "no");
+
     /* formats */
     uint8_t c = flamia_e4m3_encode(3.3f);
     printf("e4m3(3.3) = 0x%02X -> %g; e2m1(2.6) -> %g; block exponent(1000) = %d\n", c,
