@@ -3,7 +3,8 @@
 PyTorch: its Shape matches flamia.h's flamia_shape field for field, its status names match the
 header's enum, shape_of fills every field (causal, softmax scale, GQA), flamia_attention refuses
 a bad softmax_scale before it touches anything, and the real libflamia loads through the
-binding (recipe presets, the error message of an unknown one, no GPU reported here).
+binding (recipe presets, which fit its 1024-byte recipe buffers, the error message of an unknown
+one, no GPU reported here).
     test_torch_example.py EXAMPLE_PY FLAMIA_H LIBFLAMIA_SO
 PyTorch is replaced by a stub module: only the parts that need no tensor run."""
 import ctypes
@@ -89,6 +90,14 @@ try:
     check(False, "unknown preset refused")
 except RuntimeError as e:
     check("invalid" in str(e) and "fp4x" in str(e), "unknown preset refused with the library's message: %s" % e)
+# the binding keeps recipes in 1024-byte buffers: flamia_recipe_preset must write well inside
+# one (the highest byte it changes in a larger buffer, over two fill patterns)
+extent = 0
+for fill in (0xA5, 0x5A):
+    big = ctypes.create_string_buffer(bytes([fill]) * 4096, 4096)
+    fl.check(fl.lib.flamia_recipe_preset(b"mxfp8-exact", big), "flamia_recipe_preset")
+    extent = max([extent] + [i + 1 for i, b in enumerate(big.raw) if b != fill])
+check(0 < extent <= 512, "flamia_recipe fits the binding's 1024-byte buffer (the preset writes %d bytes)" % extent)
 avail = fl.lib.flamia_cuda_available()
 check(avail in (0, 1), "flamia_cuda_available() through the binding: %d" % avail)
 
