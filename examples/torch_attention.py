@@ -80,17 +80,38 @@ def shape_of(q, k, cu_seqlens, max_seqlen, causal=True, softmax_scale=0.0):
                  softmax_scale, max_seqlen)
 
 
+def check_inputs(q, k, v, cu_seqlens):
+    """what the C API cannot check from a flamia_shape: the tensors' types, layouts, shapes against
+    each other and device (a mismatch there would have the kernels read past a tensor);
+    ValueError says which"""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not (t.is_cuda and t.dtype == torch.bfloat16 and t.dim() == 3 and t.is_contiguous()):
+            raise ValueError("%s: a contiguous BF16 CUDA tensor [T][H][D] is needed" % name)
+    if tuple(k.shape) != tuple(v.shape):
+        raise ValueError("k %s and v %s: one shape [T][Hkv][D] is needed" % (tuple(k.shape), tuple(v.shape)))
+    if q.shape[0] != k.shape[0] or q.shape[2] != k.shape[2]:
+        raise ValueError("q %s and k %s: the same tokens T and head dim D are needed" % (tuple(q.shape), tuple(k.shape)))
+    if not (cu_seqlens.is_cuda and cu_seqlens.dtype == torch.int32 and cu_seqlens.dim() == 1 and
+            cu_seqlens.numel() >= 2 and cu_seqlens.is_contiguous()):
+        raise ValueError("cu_seqlens: a contiguous 1-D int32 CUDA tensor of num_docs + 1 offsets is needed")
+    devices = {str(t.device) for t in (q, k, v, cu_seqlens)}
+    if len(devices) != 1:
+        raise ValueError("q, k, v and cu_seqlens: one device is needed, not %s" % ", ".join(sorted(devices)))
+
+
 class FlamiaAttention(torch.autograd.Function):
     """packed causal attention: quantize + forward, and the backward from the same workspace"""
 
     @staticmethod
     def forward(ctx, q, k, v, cu_seqlens, max_seqlen, flamia, recipe, check_finite=False, causal=True,
                 softmax_scale=0.0):
-        for name, t in (("q", q), ("k", k), ("v", v)):
-            if not (t.is_cuda and t.dtype == torch.bfloat16 and t.is_contiguous()):
-                raise ValueError("%s: a contiguous BF16 CUDA tensor [T][H][D] is needed" % name)
-        if not (cu_seqlens.is_cuda and cu_seqlens.dtype == torch.int32):
-            raise ValueError("cu_seqlens: an int32 CUDA tensor is needed")
+        check_inputs(q, k, v, cu_seqlens)
+        with torch.cuda.device(q.device):  # the library runs on the current device: make it q's
+            return FlamiaAttention._forward(ctx, q, k, v, cu_seqlens, max_seqlen, flamia, recipe, check_finite,
+                                            causal, softmax_scale)
+
+    @staticmethod
+    def _forward(ctx, q, k, v, cu_seqlens, max_seqlen, flamia, recipe, check_finite, causal, softmax_scale):
         s = shape_of(q, k, cu_seqlens, max_seqlen, causal, softmax_scale)
         L = flamia.lib
         nbytes = ctypes.c_size_t()
@@ -108,10 +129,16 @@ class FlamiaAttention(torch.autograd.Function):
             flamia.check_finite(ws, stream, "flamia_attention forward")
         ctx.save_for_backward(o, lse, ws, cu_seqlens)
         ctx.meta = (flamia, recipe, max_seqlen, q.shape, k.shape, check_finite, causal, softmax_scale)
+        ctx.device = q.device
         return o
 
     @staticmethod
     def backward(ctx, do):
+        with torch.cuda.device(ctx.device):  # autograd's thread may have another current device
+            return FlamiaAttention._backward(ctx, do)
+
+    @staticmethod
+    def _backward(ctx, do):
         o, lse, ws, cu_seqlens = ctx.saved_tensors
         flamia, recipe, max_seqlen, qs, ks, check_finite, causal, softmax_scale = ctx.meta
         do = do.to(torch.bfloat16).contiguous()

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """test_torch_example.py - the ctypes binding of examples/torch_attention.py without a GPU or
 PyTorch: its Shape matches flamia.h's flamia_shape field for field, its status names match the
-header's enum, shape_of fills every field (causal, softmax scale, GQA), flamia_attention refuses
+header's enum, shape_of fills every field (causal, softmax scale, GQA), check_inputs refuses the
+tensors the C API cannot check (types, layouts, shapes against each other, devices), flamia_attention refuses
 a bad softmax_scale before it touches anything, and the real libflamia loads through the
 binding (recipe presets, which fit its 1024-byte recipe buffers, the error message of an unknown
 one, no GPU reported here).
@@ -25,6 +26,7 @@ def check(cond, what):
 
 stub = types.ModuleType("torch")  # the example subclasses torch.autograd.Function at import
 stub.autograd = types.SimpleNamespace(Function=object)
+stub.bfloat16, stub.int32, stub.float16 = "bfloat16", "int32", "float16"  # dtype stand-ins
 sys.modules["torch"] = stub
 spec = importlib.util.spec_from_file_location("torch_attention", example_py)
 ta = importlib.util.module_from_spec(spec)
@@ -81,6 +83,55 @@ for bad in (0.0, -0.5, float("nan"), float("inf")):
         check(False, "softmax_scale=%r refused" % bad)
     except ValueError as e:
         check("softmax_scale" in str(e), "softmax_scale=%r refused before the library is loaded: %s" % (bad, e))
+
+
+
+class Fake:  # the attributes check_inputs reads of a tensor
+    def __init__(self, shape, dtype="bfloat16", device="cuda:0", contiguous=True):
+        self.shape, self.dtype, self.device, self.contiguous = tuple(shape), dtype, device, contiguous
+        self.is_cuda = device.startswith("cuda")
+
+    def dim(self):
+        return len(self.shape)
+
+    def numel(self):
+        n = 1
+        for x in self.shape:
+            n *= x
+        return n
+
+    def is_contiguous(self):
+        return self.contiguous
+
+
+def refusal(q, k, v, cu):
+    try:
+        ta.check_inputs(q, k, v, cu)
+        return None
+    except ValueError as e:
+        return str(e)
+
+
+Q, K, CU = (700, 16, 128), (700, 4, 128), (4,)
+check(refusal(Fake(Q), Fake(K), Fake(K), Fake(CU, "int32")) is None, "check_inputs: packed GQA 16/4 accepted")
+bad = [
+    ("q FP16", (Fake(Q, "float16"), Fake(K), Fake(K), Fake(CU, "int32")), "q:"),
+    ("k on the host", (Fake(Q), Fake(K, device="cpu"), Fake(K), Fake(CU, "int32")), "k:"),
+    ("v not contiguous", (Fake(Q), Fake(K), Fake(K, contiguous=False), Fake(CU, "int32")), "v:"),
+    ("q 2-D", (Fake((700, 2048)), Fake(K), Fake(K), Fake(CU, "int32")), "q:"),
+    ("v with other heads than k", (Fake(Q), Fake(K), Fake((700, 2, 128)), Fake(CU, "int32")), "one shape"),
+    ("k with fewer tokens than q", (Fake(Q), Fake((699, 4, 128)), Fake((699, 4, 128)), Fake(CU, "int32")),
+     "the same tokens"),
+    ("k with another head dim", (Fake(Q), Fake((700, 4, 64)), Fake((700, 4, 64)), Fake(CU, "int32")),
+     "the same tokens T and head dim"),
+    ("cu_seqlens int64", (Fake(Q), Fake(K), Fake(K), Fake(CU, "int64")), "cu_seqlens"),
+    ("cu_seqlens of one entry", (Fake(Q), Fake(K), Fake(K), Fake((1,), "int32")), "cu_seqlens"),
+    ("cu_seqlens on the host", (Fake(Q), Fake(K), Fake(K), Fake(CU, "int32", "cpu")), "cu_seqlens"),
+    ("v on another GPU", (Fake(Q), Fake(K), Fake(K, device="cuda:1"), Fake(CU, "int32")), "one device"),
+]
+for what, args, needle in bad:
+    msg = refusal(*args)
+    check(msg is not None and needle in msg, "check_inputs refuses %s: %s" % (what, msg))
 
 fl = ta.Flamia(lib_path)
 buf = fl.recipe("mxfp8")
