@@ -5,6 +5,8 @@
 # reported by check_finite). Default pack (1000, 1, 333, 2048, 129 tokens; GQA 16/4).
 # Expected: "ok" on every line; causal mxfp8 as before (O 0.99876, dQ 0.99763, forty-second
 # session); non-causal and 1/16 cosines of the same order (randn inputs; not measured before).
+# The calls also run inside the wrapper's new torch.cuda.device(q.device) guard and after its
+# check_inputs, this is the first GPU run of both.
 # Reuses build-device when an earlier command left it on a warm machine.
 # Usage (device, repo root): bash dev/fifty-first_example.sh   (~1 minute, ~3 with a build)
 export PATH=/usr/local/cuda/bin:$PATH
