@@ -100,7 +100,8 @@ def check_inputs(q, k, v, cu_seqlens):
 
 
 class FlamiaAttention(torch.autograd.Function):
-    """packed causal attention: quantize + forward, and the backward from the same workspace"""
+    """packed attention (causal or not inside each document): quantize + forward, and the backward
+    from the same workspace"""
 
     @staticmethod
     def forward(ctx, q, k, v, cu_seqlens, max_seqlen, flamia, recipe, check_finite=False, causal=True,
