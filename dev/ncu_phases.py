@@ -20,7 +20,7 @@ LANDMARKS = ("QGMMA", "HGMMA", "BAR.SYNC", "BAR.ARV", "BAR.RED", "DEPBAR", "B2R"
 
 def load(path):
     """the source table's rows (dicts by column name) of an ncu SASS page, plain or .gz
-    (dev/forty-fifth_ncu_sass.py reads its pages through this too)"""
+    (dev/sessions/forty-fifth_ncu_sass.py reads its pages through this too)"""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()

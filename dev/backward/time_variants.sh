@@ -3,7 +3,7 @@
 # alternated twice per workload (dev/backward/compare.sh, timing only), after each binary's
 # wgmma / barrier / reduce-add mix in its mxfp8 default main kernel. For probes whose gradients
 # are wrong by design. Forty-sixth session (its v109 / v110 probes; the forty-fifth session's v106
-# script, dev/forty-fifth_probes.sh, runs through it too).
+# script, dev/sessions/forty-fifth_probes.sh, runs through it too).
 # Usage (device, repo root; carry dev/backward/bin/check_backward and the variants):
 #   V="check_v109_own_dq_on ..." [WORKLOADS="16x4096 16 16 1|..."] bash dev/backward/time_variants.sh
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}

@@ -7,7 +7,7 @@
  * forward took (FLAMIA_ERR_UNSUPPORTED; none today: both take head_dim 128 only, and the forward
  * refuses the others itself) the call is forward-only: dQ, dK, dV come back as NaN and xp_run
  * returns 1. First run on an H200 in the eighteenth session
- * (dev/eighteenth_drivers.sh; the *_gpu experiments of pipelines/config.yaml).
+ * (dev/sessions/eighteenth_drivers.sh; the *_gpu experiments of pipelines/config.yaml).
  * xp_cuda_fwd_*: the forward alone on inputs quantized once, timed by CUDA events (osum_ablation).
  */
 #include <math.h>

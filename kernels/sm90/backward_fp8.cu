@@ -929,7 +929,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
 #pragma unroll
         for (int x = 0; x < 64; x++) dvacc[x] *= f;
     }
-    /* dK and dV through shared memory (v15 in v28; dev/thirteenth_v28.sh: 512x128 -8 %,
+    /* dK and dV through shared memory (v15 in v28; dev/sessions/thirteenth_v28.sh: 512x128 -8 %,
      * 64x1024 -7 %, 16x4096 -3 %, rand65536:5 -10 % with the dV factor above): 8
      * stmatrix.x4 into a 16-byte-chunk swizzled 64 x 128 BF16 tile per warpgroup, then
      * 16-byte row stores (whole 256-byte rows per 16 threads) instead of 32 scattered 4-byte

@@ -69,7 +69,7 @@ constexpr int kThreads = 256;
 #define FLAMIA_QUANT_WB_CTAS 2
 #endif
 /* 16 head slots a CTA: each warp converts two (block, slot) pairs a CTA, so the CTA's
- * cu_seqlens search is paid once per 16 pairs (forty-third session, dev/forty-third_fourth.sh:
+ * cu_seqlens search is paid once per 16 pairs (forty-third session, dev/sessions/forty-third_fourth.sh:
  * against 8, -2.8 % at 16x4096, -6.9 % on 8192+224x256, -2.5 % on logu-64k, -0.3 % at 16x1024;
  * 24 and 48 gained less or lost, 48 +4 % at 16x1024 where too few CTAs remain) */
 #ifndef FLAMIA_QUANT_WB_SLOTS

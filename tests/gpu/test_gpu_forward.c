@@ -67,7 +67,7 @@ static int g_zero_ends;
 /* softmax scale of the cases (0: the default 1/sqrt(D)). 2^-30 with Q x 2^26 gives ordinary
  * logits (2^-4 q.k), but a zero Q block's row factor c 2^eQ = 2^-156.5 underflows to 0, which
  * made mxfp8-exact's masked pairs NaN as well (a172460). Run first with scale 2^-40 and Q x 1
- * (dev/forty-fourth_sixth.sh): the fix removed the NaN, but there every logit is ~0, lse is
+ * (dev/sessions/forty-fourth_sixth.sh): the fix removed the NaN, but there every logit is ~0, lse is
  * ln(keys seen) to FP32 rounding in the reference (1e-7 against FP64), and the bound of 0.25
  * times that failed on 5-ulp summation-order differences (2.4e-6): hence this form. */
 static float g_softmax_scale;

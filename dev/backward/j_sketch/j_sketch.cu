@@ -48,7 +48,7 @@
  * Build the timing binary: sh dev/backward/j_sketch/regs.sh prints the counts; on the device
  * nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr
  * -Ikernels/include -Ikernels/formats -Ikernels/sm90 dev/backward/j_sketch/j_sketch.cu -lcuda
- * -o j_sketch (dev/fiftieth_j_sketch.sh builds the switches and i_sketch beside it, and runs
+ * -o j_sketch (dev/sessions/fiftieth_j_sketch.sh builds the switches and i_sketch beside it, and runs
  * compute-sanitizer's synccheck and memcheck on one document).
  */
 #ifndef J_PREFETCH /* 1: A issues S(s+1) with dV(s) and builds P(s+1) under dQ(s) */
