@@ -6,7 +6,10 @@
 # Expected: "ok" on every line; causal mxfp8 as before (O 0.99876, dQ 0.99763, forty-second
 # session); non-causal and 1/16 cosines of the same order (randn inputs; not measured before).
 # The calls also run inside the wrapper's new torch.cuda.device(q.device) guard and after its
-# check_inputs, this is the first GPU run of both.
+# check_inputs, this is the first GPU run of both. The last two lines (fifty-second session) run
+# the custom operators (flamia_attention_op) under torch.compile(fullgraph=True, aot_eager)
+# against flamia_attention: O, dK, dV bit-identical, dQ cosine >= 0.9999 (bit-identical too with
+# --deterministic); a graph break or a torch.library difference in PyTorch 2.11 fails them.
 # Reuses build-device when an earlier command left it on a warm machine.
 # Usage (device, repo root): bash dev/sessions/fifty-first_example.sh   (~1 minute, ~3 with a build)
 export PATH=/usr/local/cuda/bin:$PATH
@@ -14,7 +17,8 @@ export PATH=/usr/local/cuda/bin:$PATH
 if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
 rc=0
 for args in "--recipe mxfp8" "--recipe mxfp8 --non-causal" "--recipe mxfp8 --softmax-scale 0.0625" \
-            "--recipe mxfp8-exact --non-causal --softmax-scale 0.0625" "--recipe bf16 --non-causal"; do
+            "--recipe mxfp8-exact --non-causal --softmax-scale 0.0625" "--recipe bf16 --non-causal" \
+            "--recipe mxfp8 --op" "--recipe mxfp8 --deterministic --op"; do
   echo "== torch_attention.py $args"
   timeout 120 python3 examples/torch_attention.py --lib $B/kernels/libflamia.so $args > "$OUT/ex.log" 2>&1
   r=$?; [ $r -eq 0 ] || rc=1

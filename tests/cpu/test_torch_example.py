@@ -5,7 +5,8 @@ header's enum, shape_of fills every field (causal, softmax scale, GQA), check_in
 tensors the C API cannot check (types, layouts, shapes against each other, devices), flamia_attention refuses
 a bad softmax_scale before it touches anything, and the real libflamia loads through the
 binding (recipe presets, which fit its 1024-byte recipe buffers, the error message of an unknown
-one, no GPU reported here).
+one, no GPU reported here), and that flamia_attention_op says why when this PyTorch cannot
+register its custom operators (the operators themselves: test_torch_ops.py).
     test_torch_example.py EXAMPLE_PY FLAMIA_H LIBFLAMIA_SO
 PyTorch is replaced by a stub module: only the parts that need no tensor run."""
 import ctypes
@@ -83,7 +84,11 @@ for bad in (0.0, -0.5, float("nan"), float("inf")):
         check(False, "softmax_scale=%r refused" % bad)
     except ValueError as e:
         check("softmax_scale" in str(e), "softmax_scale=%r refused before the library is loaded: %s" % (bad, e))
-
+try:  # the stub has no torch.library: the custom operators are not registered, the rest works
+    ta.flamia_attention_op(None, None, None, None, 1, lib="/nonexistent/libflamia.so")
+    check(False, "flamia_attention_op without torch.library refused")
+except RuntimeError as e:
+    check("not registered" in str(e) and "2.4" in str(e), "flamia_attention_op without torch.library: %s" % e)
 
 
 class Fake:  # the attributes check_inputs reads of a tensor
