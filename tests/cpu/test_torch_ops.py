@@ -20,6 +20,7 @@ except ImportError:
 example_py, lib_path = sys.argv[1:3]
 spec = importlib.util.spec_from_file_location("torch_attention", example_py)
 ta = importlib.util.module_from_spec(spec)
+sys.modules["torch_attention"] = ta  # as an import would: Dynamo looks traced functions' modules up by name
 spec.loader.exec_module(ta)
 failures = 0
 
