@@ -3,21 +3,14 @@
 ratios) without a GPU: workload specs, FLOPs, which peer pass each of ours is compared with, the
 per-round ratios and their summary (NaN rounds left out), and the acceptance lines.
     test_ratios.py RATIOS_PY"""
-import importlib.util
 import math
+import os
 import sys
 
-spec = importlib.util.spec_from_file_location("ratios", sys.argv[1])
-ratios = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ratios)
-failures = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from py_checks import check, finish, load  # noqa: E402
 
-
-def check(cond, what):
-    global failures
-    print("%s: %s" % ("ok" if cond else "FAIL", what))
-    failures += 0 if cond else 1
-
+ratios = load("ratios", sys.argv[1])
 
 pw = ratios.parse_workload
 check(pw("16x4096") == ([4096] * 16, 16), "16x4096: 16 documents of 4096, MHA")
@@ -81,4 +74,4 @@ check(any("fwd+quant faster" in x and "0 of 1" in x and m is False for x, m in l
 lines0 = ratios.acceptance([], [], ours)
 check(all(m is None for x, m in lines0 if "every workload" not in x) and "not measured" in lines0[0][0],
       "nothing measured: the lines say so")
-sys.exit(1 if failures else 0)
+finish()

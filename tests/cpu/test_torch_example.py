@@ -10,28 +10,21 @@ register its custom operators (the operators themselves: test_torch_ops.py).
     test_torch_example.py EXAMPLE_PY FLAMIA_H LIBFLAMIA_SO
 PyTorch is replaced by a stub module: only the parts that need no tensor run."""
 import ctypes
-import importlib.util
+import os
 import re
 import sys
 import types
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from py_checks import check, finish, load  # noqa: E402
+
 example_py, header, lib_path = sys.argv[1:4]
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print("%s: %s" % ("ok" if cond else "FAIL", what))
-    failures += 0 if cond else 1
-
 
 stub = types.ModuleType("torch")  # the example subclasses torch.autograd.Function at import
 stub.autograd = types.SimpleNamespace(Function=object)
 stub.bfloat16, stub.int32, stub.float16 = "bfloat16", "int32", "float16"  # dtype stand-ins
 sys.modules["torch"] = stub
-spec = importlib.util.spec_from_file_location("torch_attention", example_py)
-ta = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ta)
+ta = load("torch_attention", example_py)
 
 text = open(header).read()
 # flamia_shape's fields in order, with their C types reduced to int / pointer / float
@@ -157,5 +150,4 @@ check(0 < extent <= 512, "flamia_recipe fits the binding's 1024-byte buffer (the
 avail = fl.lib.flamia_cuda_available()
 check(avail in (0, 1), "flamia_cuda_available() through the binding: %d" % avail)
 
-print("%d failure(s)" % failures)
-sys.exit(1 if failures else 0)
+finish()

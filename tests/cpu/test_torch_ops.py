@@ -8,8 +8,11 @@ registered backward, and torch.compile(fullgraph=True) over forward and backward
 giving the eager results. Needs PyTorch (exit 77, skipped, without it); the real kernels through the
 operators are checked by `examples/torch_attention.py --op` on a GPU.
     test_torch_ops.py EXAMPLE_PY LIBFLAMIA_SO"""
-import importlib.util
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from py_checks import check, finish, load  # noqa: E402
 
 try:
     import torch
@@ -18,18 +21,7 @@ except ImportError:
     sys.exit(77)
 
 example_py, lib_path = sys.argv[1:3]
-spec = importlib.util.spec_from_file_location("torch_attention", example_py)
-ta = importlib.util.module_from_spec(spec)
-sys.modules["torch_attention"] = ta  # as an import would: Dynamo looks traced functions' modules up by name
-spec.loader.exec_module(ta)
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print("%s: %s" % ("ok" if cond else "FAIL", what))
-    failures += 0 if cond else 1
-
+ta = load("torch_attention", example_py)  # registered by name: Dynamo looks traced functions' modules up
 
 shapes_seen = []
 
@@ -120,5 +112,4 @@ try:
 except ValueError:
     check(True, "softmax_scale NaN refused before the operator runs")
 
-print("%d failure(s)" % failures)
-sys.exit(1 if failures else 0)
+finish()
