@@ -24,6 +24,10 @@ for args in "--recipe mxfp8" "--recipe mxfp8 --non-causal" "--recipe mxfp8 --sof
   r=$?; [ $r -eq 0 ] || rc=1
   grep -vE "^check_finite" "$OUT/ex.log" | tail -6; echo "rc=$r"
 done
+echo "== tests/cpu/test_torch_ops.py (the operators' registration on this PyTorch, CPU stand-ins)"
+timeout 120 python3 tests/cpu/test_torch_ops.py examples/torch_attention.py $B/kernels/libflamia.so > "$OUT/ex.log" 2>&1
+r=$?; [ $r -eq 0 ] || rc=1
+grep -E "FAIL|failure" "$OUT/ex.log" | tail -6; echo "rc=$r"
 echo "all: rc=$rc ($(dev_elapsed) s)"
 rm -f "$OUT/ex.log"
 exit $rc
