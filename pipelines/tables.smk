@@ -202,6 +202,16 @@ rule table_mismatch:
     shell:
         "{PY} {RENDER} mismatch --md {output.md} --tex {output.tex} --config {params.cfg:q} mismatch={input.m}"
 
+TABLES += ["paper_tables/table_inference_exp.%s" % ext for ext in ("md", "tex")]
+
+rule table_inference_exp:
+    input: e=tsv("inference_exp"), deps=RENDER_DEPS
+    output: md="paper_tables/table_inference_exp.md", tex="paper_tables/table_inference_exp.tex"
+    params: cfg=CONFIG_JSON
+    shell:
+        "{PY} {RENDER} inference_exp --md {output.md} --tex {output.tex} --config {params.cfg:q} "
+        "inference_exp={input.e}"
+
 rule table_d_scheduler:
     input: s=tsv("sched_ablation"), deps=RENDER_DEPS
     output: md="paper_tables/table_d_scheduler.md", tex="paper_tables/table_d_scheduler.tex"
@@ -222,6 +232,9 @@ rule ds_underflow:
 
 rule mismatch:
     input: rules.table_mismatch.output, "figures/mismatch.png", "figures/mismatch.pdf"
+
+rule inference_exp:
+    input: rules.table_inference_exp.output
 
 rule sched_ablation:
     input: rules.table_d_scheduler.output, "figures/sched_ablation.png", "figures/sched_ablation.pdf"

@@ -97,7 +97,12 @@ typedef enum {
 
 typedef enum {
     FLAMIA_EXP2_EXACT = 0,     /* IEEE exp2 (GPU: ex2.approx.ftz, same in fwd and bwd) */
-    FLAMIA_EXP2_SCHRAUDOLPH    /* bit-level approximation: INFERENCE ONLY, refused in training */
+    FLAMIA_EXP2_SCHRAUDOLPH,   /* bit-level approximation (FP32 bit field) on every key: INFERENCE ONLY,
+                                * refused in training */
+    FLAMIA_EXP2_SCHRAUDOLPH_MIXED /* the paper's 8-bit P forward: the approximation in BF16's bit
+                                * field on 5 of every 8 key pairs (a document's keys j with
+                                * (j / 2) mod 8 < 5), exact on the rest (docs/numerics.md 3.3):
+                                * INFERENCE ONLY, refused in training; CPU reference only */
 } flamia_exp_mode;
 
 /* A recipe: every quantization decision of the forward and the backward.

@@ -153,12 +153,12 @@ static int row_frames(const ref_ctx *x, const float *s, int jend, float *frame) 
  * t alone and never sees the frame, so one entry's value in two frames differs by an exact
  * power of two. (trunc, not floor: the hardware's ex2.approx(t) is this split bit for bit,
  * so the GPU evaluates it as ex2(t) * 2^-frame.) */
-static inline float p_in_frame(const ref_ctx *x, float s, float frame) {
+static inline float p_in_frame(const ref_ctx *x, float s, float frame, int key) {
     const float t = s * x->c;
     const float ti = truncf(t);
     float k = ti - frame; /* integer */
     if (k < -400.0f) return 0.0f;
-    return flamia_ldexpf(flamia_ref_exp2(x->r, t - ti), (int)k);
+    return flamia_ldexpf(flamia_ref_exp2(x->r, t - ti, key), (int)k);
 }
 
 typedef struct {
@@ -202,7 +202,7 @@ static void fwd_task(void *p, int hq, int worker) {
                 const double rescale = ldexp(1.0, (int)(frame[n] - m)); /* exact power of two */
                 const int j1 = (n + 1) * tk < jend ? (n + 1) * tk : jend;
                 for (int j = n * tk; j < j1; j++) {
-                    const float pf = p_in_frame(x, srow[j], frame[n]);
+                    const float pf = p_in_frame(x, srow[j], frame[n], j);
                     const double pq = (double)flamia_ref_p_quantize(x->r, pf) * rescale;
                     l += (double)pf * rescale;
                     const float *vj = x->v + ((size_t)(d0 + j) * x->Hkv + hk) * D;
@@ -295,7 +295,7 @@ static void ds_chunk(bwd_ws *w, int d0, int L, int hq, int i0, int i1) {
         const float *doi = x->dout + row * D;
         const float Di = (float)dot(doi, w->o + row * D, D);
         for (int j = 0; j < jend; j++) {
-            const float pb = flamia_ref_p_quantize(x->r, p_in_frame(x, srow[j], m));
+            const float pb = flamia_ref_p_quantize(x->r, p_in_frame(x, srow[j], m, j));
             const float P = pb * norm;
             const float dP = dprow[j];
             dsr[j] = P * (dP - Di);
@@ -304,7 +304,7 @@ static void ds_chunk(bwd_ws *w, int d0, int L, int hq, int i0, int i1) {
             for (int d = 0; d < D; d++) dvj[d] += (double)P * doi[d];
             if (p_codes) { /* forward code (tile frame) vs backward code (final frame) */
                 const float fr = w->frame[j / tk];
-                const float pf = flamia_ref_p_quantize(x->r, p_in_frame(x, srow[j], fr));
+                const float pf = flamia_ref_p_quantize(x->r, p_in_frame(x, srow[j], fr, j));
                 w->st->p_codes += 1;
                 if ((double)pf * ldexp(1.0, (int)(fr - m)) != (double)pb) {
                     w->st->p_mismatch += 1;

@@ -99,7 +99,8 @@ flamia_status flamia_recipe_validate(const flamia_recipe *r, int training) {
     if (r->tile_q <= 0 || r->tile_k <= 0 || r->tile_k % r->token_block || r->tile_q % r->token_block)
         return flamia_fail(FLAMIA_ERR_INVALID, "recipe: tiles %dx%d must be positive multiples of the token block",
                            r->tile_q, r->tile_k);
-    if (r->exp_mode != FLAMIA_EXP2_EXACT && r->exp_mode != FLAMIA_EXP2_SCHRAUDOLPH)
+    if (r->exp_mode != FLAMIA_EXP2_EXACT && r->exp_mode != FLAMIA_EXP2_SCHRAUDOLPH &&
+        r->exp_mode != FLAMIA_EXP2_SCHRAUDOLPH_MIXED)
         return flamia_fail(FLAMIA_ERR_INVALID, "recipe: unknown exp mode %d", (int)r->exp_mode);
     if (training && r->exp_mode != FLAMIA_EXP2_EXACT)
         return flamia_fail(FLAMIA_ERR_INVALID,

@@ -14,8 +14,9 @@ void flamia_ref_hadamard(float *x, size_t rows, int D);
 long flamia_ref_first_nonfinite(const float *x, size_t n);
 /* Quantizes one probability value per the recipe's P format (value in its frame). */
 float flamia_ref_p_quantize(const flamia_recipe *r, float p);
-/* exp2 as the recipe evaluates it (exact, or the inference-only approximation). */
-float flamia_ref_exp2(const flamia_recipe *r, float u);
+/* exp2(u) as the recipe evaluates it for the document's key `key` (exact, or an inference-only
+ * approximation; the mixed one depends on the key). */
+float flamia_ref_exp2(const flamia_recipe *r, float u, int key);
 
 /* Dot products of n <= FLAMIA_REF_DOT_ROWS consecutive rows of a ([T][Ha][D], head ha, tokens
  * d0 + i0 ...) with rows d0 .. d0 + jmax - 1 of b ([T][Hb][D], head hb): scale x the FP64 sum

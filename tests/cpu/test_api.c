@@ -100,39 +100,44 @@ int main(void) {
     flamia_recipe_preset("bf16", &bf);
     CHECK(flamia_ref_forward(&bf, &s, qn, k, v, o, lse) == FLAMIA_OK, "bf16 propagates inf");
 
-    /* inference-only exponential: forward allowed, backward (training) refused */
-    flamia_recipe approx = mx;
-    approx.exp_mode = FLAMIA_EXP2_SCHRAUDOLPH;
-    CHECK(flamia_ref_forward(&approx, &s, q, k, v, o, lse) == FLAMIA_OK, "approximate exp forward: %s",
-          flamia_last_error());
-    poison(dq, sizeof dq / sizeof *dq);
-    poison(dk, sizeof dk / sizeof *dk);
-    poison(dv, sizeof dv / sizeof *dv);
-    flamia_status st = flamia_ref_backward(&approx, &s, q, k, v, o, lse, dout, dq, dk, dv);
-    CHECK(st == FLAMIA_ERR_INVALID && strstr(flamia_last_error(), "inference-only"),
-          "approximate exp in backward must be refused: %s", flamia_last_error());
-    CHECK(untouched(dq, sizeof dq / sizeof *dq) && untouched(dk, sizeof dk / sizeof *dk) &&
-              untouched(dv, sizeof dv / sizeof *dv),
-          "refused backward wrote outputs");
-    printf("  %-34s -> %s\n", "approximate exp in backward", flamia_last_error());
-    CHECK(flamia_ref_backward(&mx, &s, q, k, v, o, lse, dout, NULL, dk, dv) == FLAMIA_ERR_INVALID, "NULL dq");
+    /* inference-only exponentials (every key, and the mixed one): forward allowed, backward
+     * (training) refused */
+    flamia_status st;
+    static const flamia_exp_mode approx_modes[] = {FLAMIA_EXP2_SCHRAUDOLPH, FLAMIA_EXP2_SCHRAUDOLPH_MIXED};
+    for (int am = 0; am < 2; am++) {
+        flamia_recipe approx = mx;
+        approx.exp_mode = approx_modes[am];
+        CHECK(flamia_ref_forward(&approx, &s, q, k, v, o, lse) == FLAMIA_OK, "approximate exp forward: %s",
+              flamia_last_error());
+        poison(dq, sizeof dq / sizeof *dq);
+        poison(dk, sizeof dk / sizeof *dk);
+        poison(dv, sizeof dv / sizeof *dv);
+        st = flamia_ref_backward(&approx, &s, q, k, v, o, lse, dout, dq, dk, dv);
+        CHECK(st == FLAMIA_ERR_INVALID && strstr(flamia_last_error(), "inference-only"),
+              "approximate exp in backward must be refused: %s", flamia_last_error());
+        CHECK(untouched(dq, sizeof dq / sizeof *dq) && untouched(dk, sizeof dk / sizeof *dk) &&
+                  untouched(dv, sizeof dv / sizeof *dv),
+              "refused backward wrote outputs");
+        printf("  %-34s -> %s\n", "approximate exp in backward", flamia_last_error());
 
-    /* a training call with an inference-only exponential is refused before any device
-     * work (a CUDA build answers without a GPU too; a CPU-only build says it has no CUDA) */
-    {
-        int32_t dcu[3] = {0, 17, T0};
-        flamia_shape ds = s;
-        ds.cu_seqlens = dcu;
-        ds.max_seqlen = 23;
-        st = flamia_cuda_train_step(&approx, &ds, q, k, v, dout, o, lse, dq, dk, dv, NULL, 0, NULL);
-        if (strstr(flamia_version_string(), "cuda"))
-            CHECK(st == FLAMIA_ERR_INVALID && strstr(flamia_last_error(), "inference-only"),
-                  "cuda train step with an approximate exp: %s: %s", flamia_status_string(st), flamia_last_error());
-        else
-            CHECK(st == FLAMIA_ERR_UNSUPPORTED, "cpu-only build: %s", flamia_status_string(st));
-        printf("  %-34s -> %s: %s\n", "cuda train step, approximate exp", flamia_status_string(st),
-               flamia_last_error());
+        /* a training call with an inference-only exponential is refused before any device
+         * work (a CUDA build answers without a GPU too; a CPU-only build says it has no CUDA) */
+        {
+            int32_t dcu[3] = {0, 17, T0};
+            flamia_shape ds = s;
+            ds.cu_seqlens = dcu;
+            ds.max_seqlen = 23;
+            st = flamia_cuda_train_step(&approx, &ds, q, k, v, dout, o, lse, dq, dk, dv, NULL, 0, NULL);
+            if (strstr(flamia_version_string(), "cuda"))
+                CHECK(st == FLAMIA_ERR_INVALID && strstr(flamia_last_error(), "inference-only"),
+                      "cuda train step with an approximate exp: %s: %s", flamia_status_string(st), flamia_last_error());
+            else
+                CHECK(st == FLAMIA_ERR_UNSUPPORTED, "cpu-only build: %s", flamia_status_string(st));
+            printf("  %-34s -> %s: %s\n", "cuda train step, approximate exp", flamia_status_string(st),
+                   flamia_last_error());
+        }
     }
+    CHECK(flamia_ref_backward(&mx, &s, q, k, v, o, lse, dout, NULL, dk, dv) == FLAMIA_ERR_INVALID, "NULL dq");
     printf("%s\n", flamia_version_string());
 
     /* CUDA entry points answer with a status whatever the build */

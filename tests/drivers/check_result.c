@@ -7,8 +7,8 @@
  * rows and every column as many values as the table has rows, and values the numerics
  * promise (docs/numerics.md 6): bf16 and mxfp8-exact leak exactly 0, mx-floor leaks,
  * cosines in range, zero rates ordered, scheduler efficiencies in (0, 1], a matched step
- * equal to itself, P-format mismatches visible, and packed and padded documents giving the
- * same outputs.
+ * equal to itself, P-format mismatches visible, packed and padded documents giving the
+ * same outputs, and the inference-only exponentials moving O a little, the exact one not at all.
  * Prints "N passed, N failed" and exits non-zero on any failure.
  *
  *   check_result --expect-fail DRIVER [args...]    the driver must exit non-zero and
@@ -161,6 +161,27 @@ static void check_mismatch(const xr_file *f) {
     }
 }
 
+/* the exact exponential's row is the reference point (no change); the approximations move O, by
+ * a little: O's cosine against FP64 drops by less than 1e-3, its own change stays under 10 % */
+static void check_inference_exp(const xr_file *f) {
+    const xr_col *e = col(f, "inference_exp", "exp"), *cc = col(f, "inference_exp", "cos_change"),
+                 *rc = col(f, "inference_exp", "rel_change"), *dr = col(f, "inference_exp", "cos_o_drop"),
+                 *co = col(f, "inference_exp", "cos_o");
+    int approx = 0;
+    for (size_t r = 0; e && cc && rc && dr && co && r < e->n; r++) {
+        check(co->f[r] > 0.99 && co->f[r] <= 1 + 1e-12, "inference_exp %s: O cosine out of (0.99, 1]%s", e->s[r], "");
+        if (!strcmp(e->s[r], "exact")) {
+            check(cc->f[r] == 0 && rc->f[r] == 0 && dr->f[r] == 0, "inference_exp: exact differs from itself%s%s", "", "");
+            continue;
+        }
+        approx++;
+        check(rc->f[r] > 1e-3 && rc->f[r] < 0.1, "inference_exp %s: O's change from exact not in (1e-3, 0.1)%s",
+              e->s[r], "");
+        check(fabs(dr->f[r]) < 1e-3, "inference_exp %s: O's cosine vs FP64 moved by 1e-3 or more%s", e->s[r], "");
+    }
+    check(approx == 2, "inference_exp: %s%s", "the two approximations' rows missing", "");
+}
+
 static void check_sched(const xr_file *f) {
     const xr_col *e = col(f, "makespan", "efficiency"), *m = col(f, "makespan", "makespan"),
                  *lb = col(f, "makespan", "lower_bound"), *bt = col(f, "build_time", "total_ms");
@@ -231,6 +252,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(exp, "ds_underflow")) check_ds(&f);
             else if (!strcmp(exp, "sched_ablation")) check_sched(&f);
             else if (!strcmp(exp, "mismatch")) check_mismatch(&f);
+            else if (!strcmp(exp, "inference_exp")) check_inference_exp(&f);
             else if (!strcmp(exp, "packed_memory")) check_packed(&f);
             xr_free(&f);
         }

@@ -1,0 +1,172 @@
+/*
+ * inference_exp - the inference-only bit-level exponentials: what they do to O.
+ *
+ * Paper item: "Schraudolph variant for 8-bit P (BF16 bit field, zero-mean offset, on 5 of
+ * every 8 exp pairs, output cosine change < 1e-4). Not for training: backward must rebuild
+ * forward P exactly" (PAPER.md, "Inference-only bit-level exponentials"). The 4-bit Mitchell-P
+ * half of that item needs a 4-bit P, which no recipe here has.
+ *
+ * The forward of one recipe (default mxfp8: 8-bit P) with its exponential replaced
+ * (docs/numerics.md 3.3, "Inference-only approximations"):
+ *   exact              exp2 (the recipe as trained; the reference point)
+ *   schraudolph-mixed  Schraudolph's exponential in BF16's bit field on 5 of every 8 key
+ *                      pairs, exact on the rest (FLAMIA_EXP2_SCHRAUDOLPH_MIXED: the paper's)
+ *   schraudolph        the same approximation in FP32's bit field on every key
+ *                      (FLAMIA_EXP2_SCHRAUDOLPH: the approx-exp case of `mismatch`)
+ * For each workload: O's cosine and relative L2 error against FP64 and how much that cosine
+ * drops from the exact exponential's (the paper's "output cosine change", read as the change of
+ * the accuracy metric), and O's change from the exact exponential's O itself: 1 - cosine,
+ * relative L2 (Frobenius), the largest row's relative change. The two differ: E4M3 P rounds the
+ * approximation's ~2 % weight errors into whole code steps on a share of the keys, which moves O
+ * more than it moves O's distance to FP64.
+ *
+ * Tables: inference_exp (workload x exponential).
+ * Example: inference_exp --out data/runs/cpu/inference_exp.h5 --scale 1/16 --heads 4
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "xp.h"
+
+static const struct {
+    const char *name, *what;
+    flamia_exp_mode mode;
+} kExps[] = {
+    {"exact", "exp2, as in training", FLAMIA_EXP2_EXACT},
+    {"schraudolph-mixed", "Schraudolph in BF16's bit field on 5 of every 8 key pairs", FLAMIA_EXP2_SCHRAUDOLPH_MIXED},
+    {"schraudolph", "Schraudolph in FP32's bit field on every key", FLAMIA_EXP2_SCHRAUDOLPH},
+};
+enum { NEXPS = sizeof kExps / sizeof kExps[0] };
+
+static void usage(const xp_opts *d) {
+    printf("usage: inference_exp --out FILE.h5 [options]\n"
+           "O's change when the forward's exponential is the inference-only bit-level approximation.\n"
+           "Driver options:\n"
+           "  --base RECIPE        recipe whose exponential is replaced (default mxfp8)\n");
+    xp_print_common_usage(d);
+}
+
+enum { O_BASE = 1 };
+static const struct option driver_options[] = {{"base", required_argument, 0, O_BASE}, {0, 0, 0, 0}};
+
+static int handle_opt(int c, const char *arg, void *ctx) {
+    if (c == O_BASE) *(const char **)ctx = arg;
+    return 0;
+}
+
+static double seconds_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+    xp_opts o = xp_opts_default("inference_exp");
+    o.workloads = "4x4096,16x1024,8192+32x256,logu-16k";
+    o.scale = 1.0 / 16;
+    o.recipes = NULL;
+    const char *base = "mxfp8";
+    int parsed = xp_parse_options(&o, argc, argv, driver_options, handle_opt, &base, usage);
+    if (parsed) return parsed == 1 ? 0 : 2;
+    if (o.recipes) {
+        fprintf(stderr, "error: inference_exp varies the exponential of one recipe: use --base, not --recipes\n");
+        return 2;
+    }
+    if (xp_opts_finish(&o)) return 2; /* CPU only (the default): the kernels take the exact exponential alone */
+    flamia_recipe rbase;
+    if (flamia_recipe_preset(base, &rbase) != FLAMIA_OK) {
+        fprintf(stderr, "error: --base: %s\n", flamia_last_error());
+        return 2;
+    }
+
+    int nw;
+    xp_workload *ws = xp_workloads_make(&o, &nw);
+    if (!ws) return 2;
+
+    xp_table *t = xp_table_new("inference_exp", "O with the forward's exponential replaced, against FP64 and "
+                                                "against the exact exponential's O");
+    xp_table_col(t, "workload", XP_STR, "", "workload");
+    xp_table_col(t, "exp", XP_STR, "", "exponential (exact = the recipe as trained)");
+    xp_table_col(t, "what", XP_STR, "", "how it is evaluated");
+    xp_table_col(t, "cos_o", XP_F64, "1", "O cosine vs FP64");
+    xp_table_col(t, "rel_l2_o", XP_F64, "1", "O relative L2 error vs FP64");
+    xp_table_col(t, "cos_o_drop", XP_F64, "1", "cos_o of the exact exponential minus this cos_o");
+    xp_table_col(t, "cos_change", XP_F64, "1", "1 - cosine of O against the exact exponential's O");
+    xp_table_col(t, "rel_change", XP_F64, "1", "||O - O_exact|| / ||O_exact|| (Frobenius)");
+    xp_table_col(t, "max_row_change", XP_F64, "1", "largest (token, head) row's ||O - O_exact|| / ||O_exact||");
+    xp_table_col(t, "seconds", XP_F64, "s", "wall time of the CPU reference forward");
+
+    xp_progress pr;
+    xp_progress_init(&pr, "inference_exp", (long)nw * (NEXPS + 1), o.quiet);
+    char what[256];
+    int rc = 0;
+    for (int wi = 0; wi < nw && !rc; wi++) {
+        const xp_workload *w = &ws[wi];
+        const flamia_shape s = xp_workload_shape(w);
+        xp_inputs in;
+        xp_input_cfg icfg = xp_opts_inputs(&o);
+        xp_inputs_make(w, o.seed, &icfg, &in);
+        const size_t nq = in.nq, nlse = (size_t)w->total_tokens * (size_t)w->heads_q;
+        double *o64 = xp_xmalloc(sizeof(double) * nq), *lse64 = xp_xmalloc(sizeof(double) * nlse);
+        float *oexact = xp_xmalloc(sizeof(float) * nq), *oq = xp_xmalloc(sizeof(float) * nq),
+              *lse = xp_xmalloc(sizeof(float) * nlse);
+        if (flamia_ref64_forward(&s, in.q, in.k, in.v, o64, lse64) != FLAMIA_OK) {
+            fprintf(stderr, "error: flamia_ref64_forward (%s): %s\n", w->name, flamia_last_error());
+            rc = 1;
+        }
+        snprintf(what, sizeof what, "%s fp64", w->name);
+        xp_progress_step(&pr, what);
+        double cos_exact = NAN;
+        for (int e = 0; e < NEXPS && !rc; e++) {
+            flamia_recipe r = rbase;
+            r.exp_mode = kExps[e].mode;
+            float *out = e == 0 ? oexact : oq; /* kExps[0] is the exact one */
+            const double t0 = seconds_now();
+            if (flamia_ref_forward(&r, &s, in.q, in.k, in.v, out, lse) != FLAMIA_OK) {
+                fprintf(stderr, "error: flamia_ref_forward (%s, %s): %s\n", w->name, kExps[e].name, flamia_last_error());
+                rc = 1;
+                break;
+            }
+            const double secs = seconds_now() - t0;
+            xp_row_begin(t);
+            xp_set_s(t, "workload", w->name);
+            xp_set_s(t, "exp", kExps[e].name);
+            xp_set_s(t, "what", kExps[e].what);
+            const double cos_o = xp_cosine_f64(out, o64, 0, w->total_tokens, w->heads_q, w->head_dim);
+            if (e == 0) cos_exact = cos_o;
+            xp_set_f(t, "cos_o", cos_o);
+            xp_set_f(t, "cos_o_drop", cos_exact - cos_o);
+            xp_set_f(t, "rel_l2_o", xp_rel_l2_f64(out, o64, 0, w->total_tokens, w->heads_q, w->head_dim));
+            xp_set_f(t, "cos_change", 1.0 - xp_cosine_ff(out, oexact, 0, w->total_tokens, w->heads_q, w->head_dim));
+            xp_set_f(t, "rel_change", xp_rel_fro_change(out, oexact, 0, w->total_tokens, w->heads_q, w->head_dim));
+            xp_set_f(t, "max_row_change",
+                     xp_max_row_rel_change(out, oexact, 0, w->total_tokens, w->heads_q, w->head_dim));
+            xp_set_f(t, "seconds", secs);
+            xp_row_end(t);
+            snprintf(what, sizeof what, "%.60s %s", w->name, kExps[e].name);
+            xp_progress_step(&pr, what);
+        }
+        free(o64), free(lse64), free(oexact), free(oq), free(lse);
+        xp_inputs_free(&in);
+    }
+    xp_progress_end(&pr);
+    if (rc) {
+        xp_table_free(t);
+        xp_workloads_free(ws, nw);
+        return rc;
+    }
+
+    xp_out *f = xp_out_open(&o, argc, argv);
+    if (!f) return 1;
+    xp_out_attr_s(f, "workloads", o.workloads);
+    xp_out_attr_s(f, "base_recipe", base);
+    xp_out_table(f, t);
+    rc = xp_out_commit(f);
+    xp_table_free(t);
+    xp_workloads_free(ws, nw);
+    return rc ? 1 : 0;
+}
