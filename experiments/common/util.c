@@ -163,6 +163,18 @@ char **xp_recipe_names(const char *recipes, int *n) {
     return v;
 }
 
+int xp_base_recipe(const xp_opts *o, const char *base, const char *varies, flamia_recipe *out) {
+    if (o->recipes) {
+        fprintf(stderr, "error: %s varies %s: use --base, not --recipes\n", o->experiment, varies);
+        return -1;
+    }
+    if (flamia_recipe_preset(base, out) != FLAMIA_OK) {
+        fprintf(stderr, "error: --base: %s\n", flamia_last_error());
+        return -1;
+    }
+    return 0;
+}
+
 xp_opts xp_opts_default(const char *experiment) {
     xp_opts o;
     memset(&o, 0, sizeof o);

@@ -68,16 +68,8 @@ int main(int argc, char **argv) {
     driver_args args = {.fixed = "-8,-4,0", .base = "mxfp8"};
     int parsed = xp_parse_options(&o, argc, argv, driver_options, handle_opt, &args, usage);
     if (parsed) return parsed == 1 ? 0 : 2;
-    if (o.recipes) {
-        fprintf(stderr, "error: ds_underflow varies the dS rule of one recipe: use --base, not --recipes\n");
-        return 2;
-    }
-    if (xp_opts_finish(&o)) return 2;
     flamia_recipe rbase;
-    if (flamia_recipe_preset(args.base, &rbase) != FLAMIA_OK) {
-        fprintf(stderr, "error: --base: %s\n", flamia_last_error());
-        return 2;
-    }
+    if (xp_base_recipe(&o, args.base, "the dS rule of one recipe", &rbase) || xp_opts_finish(&o)) return 2;
     if (rbase.ds_format != FLAMIA_FMT_E4M3) {
         fprintf(stderr, "error: --base %s does not quantize dS to E4M3: nothing to ablate\n", args.base);
         return 2;

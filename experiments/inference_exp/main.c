@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "xp.h"
 
@@ -58,12 +57,6 @@ static int handle_opt(int c, const char *arg, void *ctx) {
     return 0;
 }
 
-static double seconds_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("inference_exp");
     o.workloads = "4x4096,16x1024,8192+32x256,logu-16k";
@@ -72,16 +65,8 @@ int main(int argc, char **argv) {
     const char *base = "mxfp8";
     int parsed = xp_parse_options(&o, argc, argv, driver_options, handle_opt, &base, usage);
     if (parsed) return parsed == 1 ? 0 : 2;
-    if (o.recipes) {
-        fprintf(stderr, "error: inference_exp varies the exponential of one recipe: use --base, not --recipes\n");
-        return 2;
-    }
-    if (xp_opts_finish(&o)) return 2; /* CPU only (the default): the kernels take the exact exponential alone */
-    flamia_recipe rbase;
-    if (flamia_recipe_preset(base, &rbase) != FLAMIA_OK) {
-        fprintf(stderr, "error: --base: %s\n", flamia_last_error());
-        return 2;
-    }
+    flamia_recipe rbase; /* CPU only (the default backends): the kernels take the exact exponential alone */
+    if (xp_base_recipe(&o, base, "the exponential of one recipe", &rbase) || xp_opts_finish(&o)) return 2;
 
     int nw;
     xp_workload *ws = xp_workloads_make(&o, &nw);
@@ -125,13 +110,13 @@ int main(int argc, char **argv) {
             flamia_recipe r = rbase;
             r.exp_mode = kExps[e].mode;
             float *out = e == 0 ? oexact : oq; /* kExps[0] is the exact one */
-            const double t0 = seconds_now();
+            const double t0 = xp_now();
             if (flamia_ref_forward(&r, &s, in.q, in.k, in.v, out, lse) != FLAMIA_OK) {
                 fprintf(stderr, "error: flamia_ref_forward (%s, %s): %s\n", w->name, kExps[e].name, flamia_last_error());
                 rc = 1;
                 break;
             }
-            const double secs = seconds_now() - t0;
+            const double secs = xp_now() - t0;
             xp_row_begin(t);
             xp_set_s(t, "workload", w->name);
             xp_set_s(t, "exp", kExps[e].name);

@@ -90,16 +90,8 @@ int main(int argc, char **argv) {
     const char *base = "mxfp8";
     int parsed = xp_parse_options(&o, argc, argv, driver_options, handle_opt, &base, usage);
     if (parsed) return parsed == 1 ? 0 : 2;
-    if (o.recipes) {
-        fprintf(stderr, "error: mismatch varies one recipe's passes: use --base, not --recipes\n");
-        return 2;
-    }
-    if (xp_opts_finish(&o)) return 2;
     flamia_recipe rbase;
-    if (flamia_recipe_preset(base, &rbase) != FLAMIA_OK) {
-        fprintf(stderr, "error: --base: %s\n", flamia_last_error());
-        return 2;
-    }
+    if (xp_base_recipe(&o, base, "one recipe's passes", &rbase) || xp_opts_finish(&o)) return 2;
     if (rbase.p_format != FLAMIA_FMT_E4M3) {
         fprintf(stderr, "error: --base %s has no E4M3 P: the cases vary how E4M3 P codes are formed\n", base);
         return 2;
