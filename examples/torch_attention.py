@@ -69,7 +69,8 @@ class Flamia:
 
     def workspace_bytes(self, recipe, shape):
         """flamia_cuda_workspace_size: it reads only the shape's numbers (cu_seqlens is a device
-        address the host never reads), so a placeholder address serves where there is no tensor"""
+        address the host never reads), so a placeholder address serves where there is no tensor
+        (shape_of's cu_address)"""
         nbytes = ctypes.c_size_t()
         self.check(self.lib.flamia_cuda_workspace_size(recipe, ctypes.byref(shape), ctypes.byref(nbytes)),
                    "flamia_cuda_workspace_size")
@@ -85,12 +86,14 @@ def ptr(t):
     return ctypes.c_void_p(t.data_ptr())
 
 
-def shape_of(q, k, cu_seqlens, max_seqlen, causal=True, softmax_scale=0.0):
-    """flamia_shape of query and key tensors, or of their shapes (softmax_scale 0: 1/sqrt(D))"""
-    T, Hq, D = tuple(getattr(q, "shape", q))
-    Hkv = tuple(getattr(k, "shape", k))[1]
-    return Shape(T, cu_seqlens.numel() - 1, cu_seqlens.data_ptr(), Hq, Hkv, D, 1 if causal else 0,
-                 softmax_scale, max_seqlen)
+def shape_of(q, k, cu_seqlens, max_seqlen, causal=True, softmax_scale=0.0, cu_address=None):
+    """flamia_shape of query and key tensors, or of their shapes (softmax_scale 0: 1/sqrt(D));
+    cu_address in place of cu_seqlens' own where it has none (a fake tensor, for the workspace's
+    size, which never reads it)"""
+    T, Hq, D = (int(n) for n in getattr(q, "shape", q))
+    Hkv = int(tuple(getattr(k, "shape", k))[1])
+    return Shape(T, int(cu_seqlens.numel()) - 1, cu_seqlens.data_ptr() if cu_address is None else cu_address,
+                 Hq, Hkv, D, 1 if causal else 0, softmax_scale, max_seqlen)
 
 
 def check_inputs(q, k, v, cu_seqlens):
@@ -260,11 +263,9 @@ def register_torch_ops():
     @attention_fwd.register_fake
     def _(q, k, v, cu_seqlens, max_seqlen, recipe, causal, softmax_scale, lib):
         fl, rec = _recipe(lib, recipe)
-        T, Hq, D = (int(n) for n in q.shape)  # the workspace's size is a host-side number: shapes specialize
-        shape = Shape(T, int(cu_seqlens.shape[0]) - 1, 16, Hq, int(k.shape[1]), D, 1 if causal else 0,
-                      softmax_scale, max_seqlen)  # 16: a placeholder address (Flamia.workspace_bytes)
-        nbytes = fl.workspace_bytes(rec, shape)
-        return (torch.empty_like(q), q.new_empty((T, Hq), dtype=torch.float32),
+        # the workspace's size is a host-side number, so the shapes specialize (shape_of's int())
+        nbytes = fl.workspace_bytes(rec, shape_of(q, k, cu_seqlens, max_seqlen, causal, softmax_scale, cu_address=16))
+        return (torch.empty_like(q), q.new_empty(q.shape[:2], dtype=torch.float32),
                 q.new_empty((nbytes,), dtype=torch.uint8))
 
     @torch.library.custom_op("flamia::attention_bwd", mutates_args=())
@@ -288,8 +289,7 @@ def register_torch_ops():
 
     def backward(ctx, do, _dlse, _dws):
         o, lse, ws, cu_seqlens = ctx.saved_tensors
-        dq, dk, dv = torch.ops.flamia.attention_bwd(do.to(torch.bfloat16).contiguous(), o, lse, ws, cu_seqlens,
-                                                    *ctx.args)
+        dq, dk, dv = torch.ops.flamia.attention_bwd(do, o, lse, ws, cu_seqlens, *ctx.args)  # run_backward: dO to BF16
         return dq, dk, dv, None, None, None, None, None, None
 
     attention_fwd.register_autograd(backward, setup_context=setup_context)
@@ -315,6 +315,11 @@ if hasattr(getattr(torch, "library", None), "custom_op"):  # at import: the firs
         register_torch_ops()
     except Exception as e:  # an older or newer torch.library: keep the rest of the module usable
         _OPS_ERROR.append("%s: %s" % (type(e).__name__, e))
+
+
+def cosine(a, b):
+    """cosine similarity of two tensors taken as flat FP32 vectors"""
+    return torch.nn.functional.cosine_similarity(a.float().flatten(), b.float().flatten(), dim=0).item()
 
 
 def reference(q, k, v, cu, causal=True, softmax_scale=None):
@@ -385,7 +390,6 @@ def main():
     op_ok = op_path_matches(q, k, v, do, cu, max(lens), args.recipe, o, grads, opts) if args.op else True
     o_ref = reference(q, k, v, cu_host, causal, args.softmax_scale)
     o_ref.backward(do.float())
-    cos = lambda a, b: torch.nn.functional.cosine_similarity(a.float().flatten(), b.float().flatten(), dim=0).item()
     res = [("O", o, o_ref)] + [(n, g, x.grad) for n, g, x in zip(("dQ", "dK", "dV"), grads, (q, k, v))]
     print("%s, pack %s (T = %d), heads %d/%d, d = %d, %s, softmax scale %s: cosine vs PyTorch FP32 attention" % (
         args.recipe, args.lengths, T, hq, hkv, D, "causal" if causal else "non-causal",
@@ -393,7 +397,7 @@ def main():
     worst = 1.0
     for n, a, b in res:
         finite = bool(torch.isfinite(a.float()).all())
-        c = cos(a, b) if finite else float("nan")
+        c = cosine(a, b) if finite else float("nan")
         worst = min(worst, c) if finite else -1.0
         print("  %-2s %.5f%s" % (n, c, "" if finite else "  (non-finite values)"))
     # the recipes' accuracy on plain randn (docs/numerics.md): bf16 ~1.0, mxfp8 >= 0.997
@@ -418,7 +422,7 @@ def op_path_matches(q, k, v, do, cu, max_seqlen, recipe, o, grads, opts):
     for x in (q, k, v):
         x.grad = None
     same = torch.equal(o2, o) and torch.equal(g2[1], grads[1]) and torch.equal(g2[2], grads[2])
-    dq_cos = torch.nn.functional.cosine_similarity(g2[0].float().flatten(), grads[0].float().flatten(), dim=0).item()
+    dq_cos = cosine(g2[0], grads[0])
     print("compiled operators (torch.compile, fullgraph): O, dK, dV %s; dQ cosine %.6f against flamia_attention" % (
         "bit-identical" if same else "DIFFER", dq_cos))
     return same and dq_cos >= 0.9999

@@ -175,6 +175,15 @@ int xp_base_recipe(const xp_opts *o, const char *base, const char *varies, flami
     return 0;
 }
 
+static const struct option base_options[] = {{"base", required_argument, 0, 1}, {0, 0, 0, 0}};
+const struct option *const xp_base_options = base_options;
+
+int xp_base_option(int c, const char *arg, void *ctx) {
+    (void)c; /* --base, the only one */
+    *(const char **)ctx = arg;
+    return 0;
+}
+
 xp_opts xp_opts_default(const char *experiment) {
     xp_opts o;
     memset(&o, 0, sizeof o);

@@ -121,6 +121,10 @@ char **xp_recipe_names(const char *recipes, int *n);
 /* Drivers that vary one recipe take it as --base: refuses --recipes (saying the driver varies
  * `varies`) and an unknown preset, with a message; 0 or -1. */
 int xp_base_recipe(const xp_opts *o, const char *base, const char *varies, flamia_recipe *out);
+/* --base RECIPE as a driver's only own option: xp_parse_options(&o, argc, argv, xp_base_options,
+ * xp_base_option, &base, usage) sets the const char *base */
+extern const struct option *const xp_base_options;
+int xp_base_option(int c, const char *arg, void *ctx);
 
 /* ------------------------------------------------------------- workloads */
 typedef struct {

@@ -23,7 +23,6 @@
  * Tables: inference_exp (workload x exponential).
  * Example: inference_exp --out data/runs/cpu/inference_exp.h5 --scale 1/16 --heads 4
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,21 +48,13 @@ static void usage(const xp_opts *d) {
     xp_print_common_usage(d);
 }
 
-enum { O_BASE = 1 };
-static const struct option driver_options[] = {{"base", required_argument, 0, O_BASE}, {0, 0, 0, 0}};
-
-static int handle_opt(int c, const char *arg, void *ctx) {
-    if (c == O_BASE) *(const char **)ctx = arg;
-    return 0;
-}
-
 int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("inference_exp");
     o.workloads = "4x4096,16x1024,8192+32x256,logu-16k";
     o.scale = 1.0 / 16;
     o.recipes = NULL;
     const char *base = "mxfp8";
-    int parsed = xp_parse_options(&o, argc, argv, driver_options, handle_opt, &base, usage);
+    int parsed = xp_parse_options(&o, argc, argv, xp_base_options, xp_base_option, &base, usage);
     if (parsed) return parsed == 1 ? 0 : 2;
     flamia_recipe rbase; /* CPU only (the default backends): the kernels take the exact exponential alone */
     if (xp_base_recipe(&o, base, "the exponential of one recipe", &rbase) || xp_opts_finish(&o)) return 2;

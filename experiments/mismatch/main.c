@@ -26,7 +26,6 @@
  * Tables: mismatch (workload x case).
  * Example: mismatch --out data/runs/cpu/mismatch.h5 --scale 1/16 --heads 8
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,23 +71,13 @@ static void usage(const xp_opts *d) {
     for (int i = 0; i < NCASES; i++) printf("  %-12s %s\n", kCases[i].name, kCases[i].what);
 }
 
-/* the driver's own option, --base; ctx points to the recipe name it sets */
-enum { O_BASE = 1 };
-static const struct option driver_options[] = {{"base", required_argument, 0, O_BASE}, {0, 0, 0, 0}};
-
-static int handle_opt(int c, const char *arg, void *ctx) {
-    (void)c; /* O_BASE, the only one */
-    *(const char **)ctx = arg;
-    return 0;
-}
-
 int main(int argc, char **argv) {
     xp_opts o = xp_opts_default("mismatch");
     o.workloads = "4x4096,16x1024,8192+32x256,logu-16k";
     o.scale = 1.0 / 16;
     o.recipes = NULL;
     const char *base = "mxfp8";
-    int parsed = xp_parse_options(&o, argc, argv, driver_options, handle_opt, &base, usage);
+    int parsed = xp_parse_options(&o, argc, argv, xp_base_options, xp_base_option, &base, usage);
     if (parsed) return parsed == 1 ? 0 : 2;
     flamia_recipe rbase;
     if (xp_base_recipe(&o, base, "one recipe's passes", &rbase) || xp_opts_finish(&o)) return 2;

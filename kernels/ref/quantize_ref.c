@@ -93,22 +93,16 @@ void flamia_ref_hadamard(float *x, size_t rows, int D) {
 /* Schraudolph's exponential (inference-only): (u + 127 - sigma) written in fixed point into a
  * float's exponent and mantissa bits, 2^floor(u') (1 + frac(u')) with u' = u - sigma; sigma
  * centres the linear mantissa's error on zero. FP32's field truncates to 23 fraction bits;
- * BF16's rounds to 7 (to nearest, so the coarser field adds no bias). */
-static float schraudolph_fp32(float u) {
+ * BF16's (bf16_field) rounds to 7 (to nearest, so the coarser field adds no bias). */
+static float schraudolph(float u, int bf16_field) {
     if (u < -126.0f) return 0.0f;
-    const float sigma = 0.0436775f;
-    return flamia_bitsf((uint32_t)((u + 127.0f - sigma) * 8388608.0f));
-}
-
-static float schraudolph_bf16(float u) {
-    if (u < -126.0f) return 0.0f;
-    const float sigma = 0.0436775f;
-    return flamia_bitsf((uint32_t)((u + 127.0f - sigma) * 128.0f + 0.5f) << 16);
+    const float y = u + 127.0f - 0.0436775f; /* sigma */
+    return bf16_field ? flamia_bitsf((uint32_t)(y * 128.0f + 0.5f) << 16) : flamia_bitsf((uint32_t)(y * 8388608.0f));
 }
 
 float flamia_ref_exp2(const flamia_recipe *r, float u, int key) {
-    if (r->exp_mode == FLAMIA_EXP2_SCHRAUDOLPH) return schraudolph_fp32(u);
-    if (r->exp_mode == FLAMIA_EXP2_SCHRAUDOLPH_MIXED && ((key >> 1) & 7) < 5) return schraudolph_bf16(u);
+    if (r->exp_mode == FLAMIA_EXP2_SCHRAUDOLPH) return schraudolph(u, 0);
+    if (r->exp_mode == FLAMIA_EXP2_SCHRAUDOLPH_MIXED && ((key >> 1) & 7) < 5) return schraudolph(u, 1);
     return (float)exp2((double)u);
 }
 
