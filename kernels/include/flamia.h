@@ -99,10 +99,13 @@ typedef enum {
     FLAMIA_EXP2_EXACT = 0,     /* IEEE exp2 (GPU: ex2.approx.ftz, same in fwd and bwd) */
     FLAMIA_EXP2_SCHRAUDOLPH,   /* bit-level approximation (FP32 bit field) on every key: INFERENCE ONLY,
                                 * refused in training */
-    FLAMIA_EXP2_SCHRAUDOLPH_MIXED /* the paper's 8-bit P forward: the approximation in BF16's bit
+    FLAMIA_EXP2_SCHRAUDOLPH_MIXED, /* the paper's 8-bit P forward: the approximation in BF16's bit
                                 * field on 5 of every 8 key pairs (a document's keys j with
                                 * (j / 2) mod 8 < 5), exact on the rest (docs/numerics.md 3.3):
                                 * INFERENCE ONLY, refused in training; CPU reference only */
+    FLAMIA_EXP2_MITCHELL       /* the paper's 4-bit P forward (Mitchell-P): 2^floor(u) (1 + frac(u))
+                                * written into FP32's bits, no offset, on every key: INFERENCE ONLY,
+                                * refused in training; CPU reference only */
 } flamia_exp_mode;
 
 /* A recipe: every quantization decision of the forward and the backward.
@@ -116,8 +119,10 @@ typedef struct {
     flamia_operand_quant k;       /* K as used in dQ = dS K */
     flamia_operand_quant v;       /* V in O = P V and dP = dO V^T */
     flamia_operand_quant dout;    /* dO in dP = dO V^T, dV = P^T dO and D = rowsum(dO * O) */
-    flamia_format p_format;       /* P: FP32, BF16 or E4M3 (relative to the row max) */
-    int p_offset_log2;            /* E4M3 P holds exp2(s - m + p_offset_log2); 8 uses E4M3's range */
+    flamia_format p_format;       /* P: FP32, BF16 or E4M3 (relative to the row max); NVFP4 (4-bit P,
+                                   * an E4M3 scale per row and 16 keys) is inference-only, CPU only */
+    int p_offset_log2;            /* E4M3 P holds exp2(s - m + p_offset_log2); 8 uses E4M3's range
+                                   * (NVFP4 P: its scales hold amax16 2^p_offset_log2 / 6) */
     flamia_format ds_format;      /* dS: FP32, BF16 or E4M3 */
     flamia_ds_scale ds_scale;     /* dS exponent granularity */
     flamia_exp_rule ds_exp_rule;  /* dS exponent rule */
@@ -176,6 +181,15 @@ flamia_status flamia_ref_backward_ex(const flamia_recipe *r, const flamia_shape 
                                      const float *q, const float *k, const float *v,
                                      const float *o, const float *lse, const float *dout,
                                      float *dq, float *dk, float *dv, flamia_ref_stats *stats);
+
+/* Debug: the P codes of one query head's forward (docs/numerics.md 3.3), for comparing
+ * exponentials or P formats. For every pair the forward evaluates (same document; causal:
+ * j <= i), at [i * T + j] (global token indices): the E4M3 code of P in its tile frame
+ * (p_format E4M3, offset applied) or the E2M1 nibble of a 4-bit P (NVFP4; its scales are
+ * not returned); 0xFF elsewhere. codes: [T][T] bytes, host. P formats without codes (FP32,
+ * BF16) are refused (FLAMIA_ERR_UNSUPPORTED); codes is untouched on failure. v is not needed. */
+flamia_status flamia_ref_p_codes(const flamia_recipe *r, const flamia_shape *s, const float *q,
+                                 const float *k, int head, uint8_t *codes);
 
 /* FP64 textbook attention (no quantization): the ground truth. */
 flamia_status flamia_ref64_forward(const flamia_shape *s, const float *q, const float *k,

@@ -95,8 +95,8 @@ static flamia_status ctx_init(ref_ctx *x, const flamia_recipe *r, const flamia_s
     size_t nkv = (size_t)x->T * x->Hkv * x->D, nq = (size_t)x->T * x->Hq * x->D;
     int ok = quantize_qk(x, q, x->Hq, r->q_score, r->q, &x->qs, &x->qg) &&
              quantize_qk(x, k, x->Hkv, r->k_score, r->k, &x->ks, &x->kg) &&
-             (x->v = malloc(nkv * sizeof *x->v)) != NULL;
-    if (ok) flamia_ref_quantize_operand(&r->v, s, x->Hkv, r->token_block, v, x->v);
+             (!v || (x->v = malloc(nkv * sizeof *x->v)) != NULL);
+    if (ok && v) flamia_ref_quantize_operand(&r->v, s, x->Hkv, r->token_block, v, x->v);
     if (ok && dout) {
         ok = (x->dout = malloc(nq * sizeof *x->dout)) != NULL;
         if (ok) flamia_ref_quantize_operand(&r->dout, s, x->Hq, r->token_block, dout, x->dout);
@@ -161,10 +161,21 @@ static inline float p_in_frame(const ref_ctx *x, float s, float frame, int key) 
     return flamia_ldexpf(flamia_ref_exp2(x->r, t - ti, key), (int)k);
 }
 
+/* P of one row with scores s[0, jend) and frames `frame` (row_frames): pf[j] its exponential
+ * in key j's tile frame (what the row sum adds), pq[j] the value P V uses, codes[j] (may be
+ * NULL) its code. */
+static void row_p(const ref_ctx *x, const float *s, int jend, const float *frame, float *pf, float *pq,
+                  uint8_t *codes) {
+    const int tk = x->r->tile_k;
+    for (int j = 0; j < jend; j++) pf[j] = p_in_frame(x, s[j], frame[j / tk], j);
+    flamia_ref_p_quantize_row(x->r, pf, jend, pq, codes);
+}
+
 typedef struct {
     const ref_ctx *x;
     float *o, *lse;    /* outputs (temporaries of the call) */
     float **srow, **frame; /* per worker: kDotRows score rows of maxlen, the frames */
+    float **pf, **pq;  /* per worker: one row's P, unquantized and as P V uses it */
     double **acc;      /* per-worker scratch */
     int maxlen;
 } fwd_job;
@@ -182,7 +193,7 @@ static void fwd_task(void *p, int hq, int worker) {
     const ref_ctx *x = job->x;
     const flamia_shape *s = x->s;
     const int D = x->D, tk = x->r->tile_k, hk = hq / x->group;
-    float *stile = job->srow[worker], *frame = job->frame[worker];
+    float *stile = job->srow[worker], *frame = job->frame[worker], *pf = job->pf[worker], *pq = job->pq[worker];
     double *acc = job->acc[worker];
     const size_t ld = (size_t)job->maxlen;
     for (int doc = 0; doc < s->num_docs; doc++) {
@@ -196,17 +207,17 @@ static void fwd_task(void *p, int hq, int worker) {
             const float *srow = stile + (size_t)(i % kDotRows) * ld;
             const int ntiles = row_frames(x, srow, jend, frame);
             const float m = frame[0];
+            row_p(x, srow, jend, frame, pf, pq, NULL);
             double l = 0.0;
             memset(acc, 0, (size_t)D * sizeof *acc);
             for (int n = ntiles - 1; n >= 0; n--) {
                 const double rescale = ldexp(1.0, (int)(frame[n] - m)); /* exact power of two */
                 const int j1 = (n + 1) * tk < jend ? (n + 1) * tk : jend;
                 for (int j = n * tk; j < j1; j++) {
-                    const float pf = p_in_frame(x, srow[j], frame[n], j);
-                    const double pq = (double)flamia_ref_p_quantize(x->r, pf) * rescale;
-                    l += (double)pf * rescale;
+                    const double pv = (double)pq[j] * rescale;
+                    l += (double)pf[j] * rescale;
                     const float *vj = x->v + ((size_t)(d0 + j) * x->Hkv + hk) * D;
-                    for (int d = 0; d < D; d++) acc[d] += pq * vj[d];
+                    for (int d = 0; d < D; d++) acc[d] += pv * vj[d];
                 }
             }
             float *oi = job->o + ((size_t)(d0 + i) * x->Hq + hq) * D;
@@ -231,15 +242,17 @@ flamia_status flamia_ref_forward(const flamia_recipe *r, const flamia_shape *s, 
     if ((st = ctx_init(&x, r, s, q, k, v, NULL))) return st;
 
     const int maxlen = max_doc_len(s), nw = flamia_ref_threads(s->heads_q);
-    float *srow[64] = {0}, *frame[64] = {0};
+    float *srow[64] = {0}, *frame[64] = {0}, *pf[64] = {0}, *pq[64] = {0};
     double *acc[64] = {0};
-    fwd_job job = {&x, malloc(nq * sizeof(float)), malloc(nlse * sizeof(float)), srow, frame, acc, maxlen};
+    fwd_job job = {&x, malloc(nq * sizeof(float)), malloc(nlse * sizeof(float)), srow, frame, pf, pq, acc, maxlen};
     int ok = job.o && job.lse;
     for (int w = 0; w < nw; w++) {
         srow[w] = malloc((size_t)kDotRows * maxlen * sizeof(float));
         frame[w] = malloc(((size_t)maxlen / r->tile_k + 1) * sizeof(float));
+        pf[w] = malloc((size_t)maxlen * sizeof(float));
+        pq[w] = malloc((size_t)maxlen * sizeof(float));
         acc[w] = malloc((size_t)x.D * sizeof(double));
-        ok = ok && srow[w] && frame[w] && acc[w];
+        ok = ok && srow[w] && frame[w] && pf[w] && pq[w] && acc[w];
     }
     if (ok) {
         flamia_ref_parallel_for(s->heads_q, nw, fwd_task, &job);
@@ -248,9 +261,52 @@ flamia_status flamia_ref_forward(const flamia_recipe *r, const flamia_shape *s, 
     } else {
         st = flamia_fail(FLAMIA_ERR_NOMEM, "flamia_ref_forward: out of host memory");
     }
-    for (int w = 0; w < nw; w++) free(srow[w]), free(frame[w]), free(acc[w]);
+    for (int w = 0; w < nw; w++) free(srow[w]), free(frame[w]), free(pf[w]), free(pq[w]), free(acc[w]);
     free(job.o);
     free(job.lse);
+    ctx_free(&x);
+    return st;
+}
+
+flamia_status flamia_ref_p_codes(const flamia_recipe *r, const flamia_shape *s, const float *q,
+                                 const float *k, int head, uint8_t *codes) {
+    flamia_clear_error();
+    flamia_status st = common_checks(r, s, 0, q, k, codes);
+    if (st) return st;
+    if (r->p_format != FLAMIA_FMT_E4M3 && r->p_format != FLAMIA_FMT_NVFP4)
+        return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "flamia_ref_p_codes: recipe '%s' has no P codes (P is %s)",
+                           r->name, r->p_format == FLAMIA_FMT_BF16 ? "BF16" : "FP32");
+    if (head < 0 || head >= s->heads_q)
+        return flamia_fail(FLAMIA_ERR_INVALID, "flamia_ref_p_codes: head %d outside [0, %d)", head, s->heads_q);
+    const size_t T = (size_t)s->total_tokens;
+    if ((st = check_finite(r, "q", q, T * s->heads_q * s->head_dim)) ||
+        (st = check_finite(r, "k", k, T * s->heads_kv * s->head_dim)))
+        return st;
+    ref_ctx x;
+    if ((st = ctx_init(&x, r, s, q, k, NULL, NULL))) return st;
+    const int maxlen = max_doc_len(s);
+    float *srow = malloc((size_t)kDotRows * maxlen * sizeof *srow),
+          *frame = malloc(((size_t)maxlen / r->tile_k + 1) * sizeof *frame), *pf = malloc((size_t)maxlen * sizeof *pf),
+          *pq = malloc((size_t)maxlen * sizeof *pq);
+    if (srow && frame && pf && pq) {
+        memset(codes, 0xFF, T * T);
+        for (int doc = 0; doc < s->num_docs; doc++) {
+            const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
+            for (int i = 0; i < L; i++) {
+                const int jend = s->causal ? i + 1 : L;
+                if (i % kDotRows == 0) {
+                    const int n = L - i < kDotRows ? L - i : kDotRows;
+                    tile_scores(&x, d0, i, n, s->causal ? i + n : L, head, srow, (size_t)maxlen);
+                }
+                const float *si = srow + (size_t)(i % kDotRows) * maxlen;
+                row_frames(&x, si, jend, frame);
+                row_p(&x, si, jend, frame, pf, pq, codes + (size_t)(d0 + i) * T + d0);
+            }
+        }
+    } else {
+        st = flamia_fail(FLAMIA_ERR_NOMEM, "flamia_ref_p_codes: out of host memory");
+    }
+    free(srow), free(frame), free(pf), free(pq);
     ctx_free(&x);
     return st;
 }

@@ -90,19 +90,28 @@ void flamia_ref_hadamard(float *x, size_t rows, int D) {
     }
 }
 
-/* Schraudolph's exponential (inference-only): (u + 127 - sigma) written in fixed point into a
- * float's exponent and mantissa bits, 2^floor(u') (1 + frac(u')) with u' = u - sigma; sigma
- * centres the linear mantissa's error on zero. FP32's field truncates to 23 fraction bits;
- * BF16's (bf16_field) rounds to 7 (to nearest, so the coarser field adds no bias). */
-static float schraudolph(float u, int bf16_field) {
+/* The bit-level exponentials (inference-only): (u + 127 - sigma) written in fixed point into a
+ * float's exponent and mantissa bits, 2^floor(u') (1 + frac(u')) with u' = u - sigma.
+ * Schraudolph's sigma centres the linear mantissa's error on zero; Mitchell's has none (its
+ * value is never below exp2(u), by up to 6.1 %). The fixed-point value is formed exactly (FP64);
+ * FP32's field truncates it to 23 fraction bits, BF16's (bf16_field) rounds it to 7 (to nearest,
+ * so the coarser field adds no bias). */
+static float bit_exp2(float u, float sigma, int bf16_field) {
     if (u < -126.0f) return 0.0f;
-    const float y = u + 127.0f - 0.0436775f; /* sigma */
-    return bf16_field ? flamia_bitsf((uint32_t)(y * 128.0f + 0.5f) << 16) : flamia_bitsf((uint32_t)(y * 8388608.0f));
+    const double y = (double)u + 127.0 - (double)sigma;
+    return bf16_field ? flamia_bitsf((uint32_t)(y * 128.0 + 0.5) << 16) : flamia_bitsf((uint32_t)(y * 8388608.0));
 }
+#define SCHRAUDOLPH_SIGMA 0.0436775f
 
 float flamia_ref_exp2(const flamia_recipe *r, float u, int key) {
-    if (r->exp_mode == FLAMIA_EXP2_SCHRAUDOLPH) return schraudolph(u, 0);
-    if (r->exp_mode == FLAMIA_EXP2_SCHRAUDOLPH_MIXED && ((key >> 1) & 7) < 5) return schraudolph(u, 1);
+    switch (r->exp_mode) {
+    case FLAMIA_EXP2_SCHRAUDOLPH: return bit_exp2(u, SCHRAUDOLPH_SIGMA, 0);
+    case FLAMIA_EXP2_SCHRAUDOLPH_MIXED:
+        if (((key >> 1) & 7) < 5) return bit_exp2(u, SCHRAUDOLPH_SIGMA, 1);
+        break;
+    case FLAMIA_EXP2_MITCHELL: return bit_exp2(u, 0.0f, 0);
+    default: break;
+    }
     return (float)exp2((double)u);
 }
 
@@ -113,5 +122,29 @@ float flamia_ref_p_quantize(const flamia_recipe *r, float p) {
                flamia_pow2f(-r->p_offset_log2);
     case FLAMIA_FMT_BF16: return flamia_round_bf16(p);
     default: return p;
+    }
+}
+
+void flamia_ref_p_quantize_row(const flamia_recipe *r, const float *pf, int n, float *pq, uint8_t *codes) {
+    const int off = r->p_offset_log2;
+    if (r->p_format != FLAMIA_FMT_NVFP4) {
+        for (int j = 0; j < n; j++) {
+            pq[j] = flamia_ref_p_quantize(r, pf[j]);
+            if (codes) codes[j] = flamia_fmt_e4m3_encode(flamia_ldexpf(pf[j], off));
+        }
+        return;
+    }
+    /* NVFP4: group exponent -off fixed (P is relative to its frame), E4M3 scale of the
+     * 16 keys' max, E2M1 codes: numerics.md 3.3 */
+    for (int g = 0; g < n; g += 16) {
+        const int g1 = g + 16 < n ? g + 16 : n;
+        float amax = 0.0f;
+        for (int j = g; j < g1; j++) amax = fmaxf(amax, pf[j]);
+        const uint8_t sc = flamia_nvfp4_scale(amax, -off);
+        for (int j = g; j < g1; j++) {
+            const uint8_t c = flamia_nvfp4_code(pf[j], sc, -off);
+            pq[j] = flamia_nvfp4_value(c, sc, -off);
+            if (codes) codes[j] = c;
+        }
     }
 }

@@ -86,8 +86,12 @@ flamia_status flamia_recipe_validate(const flamia_recipe *r, int training) {
         (st = check_operand("Q", r->q, 0)) || (st = check_operand("K", r->k, 0)) ||
         (st = check_operand("V", r->v, 0)) || (st = check_operand("dO", r->dout, 0)))
         return st;
-    if (r->p_format == FLAMIA_FMT_NVFP4 || r->p_format < FLAMIA_FMT_FP32 || r->p_format > FLAMIA_FMT_E4M3)
-        return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "recipe: P format must be FP32, BF16 or E4M3");
+    if (r->p_format < FLAMIA_FMT_FP32 || r->p_format > FLAMIA_FMT_NVFP4)
+        return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "recipe: P format must be FP32, BF16, E4M3 or NVFP4");
+    if (training && r->p_format == FLAMIA_FMT_NVFP4)
+        return flamia_fail(FLAMIA_ERR_INVALID,
+                           "recipe: a 4-bit P (NVFP4) is inference-only here: no backward rebuilds it "
+                           "(use E4M3 or BF16 P in training)");
     if (r->ds_format == FLAMIA_FMT_NVFP4 || r->ds_format < FLAMIA_FMT_FP32 || r->ds_format > FLAMIA_FMT_E4M3)
         return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "recipe: dS format must be FP32, BF16 or E4M3");
     if (r->ds_scale < FLAMIA_DS_BLOCK32 || r->ds_scale > FLAMIA_DS_FIXED)
@@ -99,8 +103,7 @@ flamia_status flamia_recipe_validate(const flamia_recipe *r, int training) {
     if (r->tile_q <= 0 || r->tile_k <= 0 || r->tile_k % r->token_block || r->tile_q % r->token_block)
         return flamia_fail(FLAMIA_ERR_INVALID, "recipe: tiles %dx%d must be positive multiples of the token block",
                            r->tile_q, r->tile_k);
-    if (r->exp_mode != FLAMIA_EXP2_EXACT && r->exp_mode != FLAMIA_EXP2_SCHRAUDOLPH &&
-        r->exp_mode != FLAMIA_EXP2_SCHRAUDOLPH_MIXED)
+    if (r->exp_mode < FLAMIA_EXP2_EXACT || r->exp_mode > FLAMIA_EXP2_MITCHELL)
         return flamia_fail(FLAMIA_ERR_INVALID, "recipe: unknown exp mode %d", (int)r->exp_mode);
     if (training && r->exp_mode != FLAMIA_EXP2_EXACT)
         return flamia_fail(FLAMIA_ERR_INVALID,

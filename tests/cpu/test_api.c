@@ -100,25 +100,33 @@ int main(void) {
     flamia_recipe_preset("bf16", &bf);
     CHECK(flamia_ref_forward(&bf, &s, qn, k, v, o, lse) == FLAMIA_OK, "bf16 propagates inf");
 
-    /* inference-only exponentials (every key, and the mixed one): forward allowed, backward
+    /* inference-only options (the bit-level exponentials, a 4-bit P): forward allowed, backward
      * (training) refused */
     flamia_status st;
-    static const flamia_exp_mode approx_modes[] = {FLAMIA_EXP2_SCHRAUDOLPH, FLAMIA_EXP2_SCHRAUDOLPH_MIXED};
-    for (int am = 0; am < 2; am++) {
+    static const struct {
+        flamia_exp_mode mode;
+        flamia_format p;
+        const char *what;
+    } inference_only[] = {{FLAMIA_EXP2_SCHRAUDOLPH, FLAMIA_FMT_E4M3, "schraudolph"},
+                          {FLAMIA_EXP2_SCHRAUDOLPH_MIXED, FLAMIA_FMT_E4M3, "schraudolph-mixed"},
+                          {FLAMIA_EXP2_MITCHELL, FLAMIA_FMT_NVFP4, "mitchell, 4-bit P"},
+                          {FLAMIA_EXP2_EXACT, FLAMIA_FMT_NVFP4, "4-bit P"}};
+    for (size_t am = 0; am < sizeof inference_only / sizeof *inference_only; am++) {
         flamia_recipe approx = mx;
-        approx.exp_mode = approx_modes[am];
-        CHECK(flamia_ref_forward(&approx, &s, q, k, v, o, lse) == FLAMIA_OK, "approximate exp forward: %s",
-              flamia_last_error());
+        approx.exp_mode = inference_only[am].mode;
+        approx.p_format = inference_only[am].p;
+        CHECK(flamia_ref_forward(&approx, &s, q, k, v, o, lse) == FLAMIA_OK, "%s forward: %s",
+              inference_only[am].what, flamia_last_error());
         poison(dq, sizeof dq / sizeof *dq);
         poison(dk, sizeof dk / sizeof *dk);
         poison(dv, sizeof dv / sizeof *dv);
         st = flamia_ref_backward(&approx, &s, q, k, v, o, lse, dout, dq, dk, dv);
         CHECK(st == FLAMIA_ERR_INVALID && strstr(flamia_last_error(), "inference-only"),
-              "approximate exp in backward must be refused: %s", flamia_last_error());
+              "%s in backward must be refused: %s", inference_only[am].what, flamia_last_error());
         CHECK(untouched(dq, sizeof dq / sizeof *dq) && untouched(dk, sizeof dk / sizeof *dk) &&
                   untouched(dv, sizeof dv / sizeof *dv),
               "refused backward wrote outputs");
-        printf("  %-34s -> %s\n", "approximate exp in backward", flamia_last_error());
+        printf("  %-34s -> %s\n", inference_only[am].what, flamia_last_error());
 
         /* a training call with an inference-only exponential is refused before any device
          * work (a CUDA build answers without a GPU too; a CPU-only build says it has no CUDA) */
@@ -130,10 +138,11 @@ int main(void) {
             st = flamia_cuda_train_step(&approx, &ds, q, k, v, dout, o, lse, dq, dk, dv, NULL, 0, NULL);
             if (strstr(flamia_version_string(), "cuda"))
                 CHECK(st == FLAMIA_ERR_INVALID && strstr(flamia_last_error(), "inference-only"),
-                      "cuda train step with an approximate exp: %s: %s", flamia_status_string(st), flamia_last_error());
+                      "cuda train step, %s: %s: %s", inference_only[am].what, flamia_status_string(st),
+                      flamia_last_error());
             else
                 CHECK(st == FLAMIA_ERR_UNSUPPORTED, "cpu-only build: %s", flamia_status_string(st));
-            printf("  %-34s -> %s: %s\n", "cuda train step, approximate exp", flamia_status_string(st),
+            printf("  cuda train step, %-17s -> %s: %s\n", inference_only[am].what, flamia_status_string(st),
                    flamia_last_error());
         }
     }

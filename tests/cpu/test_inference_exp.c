@@ -29,8 +29,9 @@ int main(void) {
     for (int t = 0; t < T; t++) /* key j of its document: V's row is e_(j mod D) */
         for (int d = 0; d < D; d++) v[t * D + d] = d == (t < split ? t : t - split) % D;
 
-    const float w_bf16 = bits((uint32_t)((127.0f - 0.0436775f) * 128.0f + 0.5f) << 16);
-    const float w_fp32 = bits((uint32_t)((127.0f - 0.0436775f) * 8388608.0f));
+    const double y = 127.0 - (double)0.0436775f; /* formed exactly: numerics.md 3.3 */
+    const float w_bf16 = bits((uint32_t)(y * 128.0 + 0.5) << 16);
+    const float w_fp32 = bits((uint32_t)(y * 8388608.0));
     CHECK(w_bf16 == 0.9765625f, "BF16-field value at 0: %.9g", w_bf16);
     static const struct {
         flamia_exp_mode mode;
