@@ -205,12 +205,12 @@ rule table_mismatch:
 TABLES += ["paper_tables/table_inference_exp.%s" % ext for ext in ("md", "tex")]
 
 rule table_inference_exp:
-    input: e=tsv("inference_exp"), deps=RENDER_DEPS
+    input: e=tsv("inference_exp"), outl=tsv("inference_exp_outliers"), deps=RENDER_DEPS
     output: md="paper_tables/table_inference_exp.md", tex="paper_tables/table_inference_exp.tex"
     params: cfg=CONFIG_JSON
     shell:
         "{PY} {RENDER} inference_exp --md {output.md} --tex {output.tex} --config {params.cfg:q} "
-        "inference_exp={input.e}"
+        "inference_exp={input.e} inference_exp_outliers={input.outl}"
 
 rule table_d_scheduler:
     input: s=tsv("sched_ablation"), deps=RENDER_DEPS

@@ -13,8 +13,9 @@
  *   matched     the base recipe both ways (the reference point)
  *   tiles       forward tiles 256 x 256, backward 128 x 128: other row frames, so other
  *               P codes (the paper's 256- vs 128-query tiles)
- *   p16-p8      forward P in BF16, backward P in E4M3 (the paper's 4-bit vs 8-bit P, one
- *               step up: the reference has no 4-bit P)
+ *   p4-p8       forward P in NVFP4 (4-bit), backward P in E4M3 (the paper's 4-bit
+ *               forward P with an 8-bit backward)
+ *   p16-p8      forward P in BF16, backward P in E4M3 (the same, one step up)
  *   p8-p16      forward P in E4M3, backward P in BF16
  *   row-max     backward P placed 2^4 lower in E4M3's range than the forward's
  *               (p_offset_log2 4 instead of 8: a different row-max scaling)
@@ -41,12 +42,14 @@ typedef struct {
 
 static void tiles256(flamia_recipe *r) { r->tile_q = r->tile_k = 256; }
 static void p_bf16(flamia_recipe *r) { r->p_format = FLAMIA_FMT_BF16; }
+static void p_nvfp4(flamia_recipe *r) { r->p_format = FLAMIA_FMT_NVFP4; }
 static void p_offset4(flamia_recipe *r) { r->p_offset_log2 = 4; }
 static void exp_approx(flamia_recipe *r) { r->exp_mode = FLAMIA_EXP2_SCHRAUDOLPH; }
 
 static const mcase kCases[] = {
     {"matched", "the base recipe in both passes", NULL, NULL},
     {"tiles", "forward tiles 256x256, backward 128x128", tiles256, NULL},
+    {"p4-p8", "forward P in NVFP4 (4-bit), backward P in E4M3", p_nvfp4, NULL},
     {"p16-p8", "forward P in BF16, backward P in E4M3", p_bf16, NULL},
     {"p8-p16", "forward P in E4M3, backward P in BF16", NULL, p_bf16},
     {"row-max", "backward P offset 2^4 instead of 2^8 below E4M3's top", NULL, p_offset4},
