@@ -21,7 +21,8 @@
 #define D 64
 
 static float q[2 * DMAX * D], k[2 * DMAX * D], v[2 * DMAX * D], o[2 * DMAX * D], lse[2 * DMAX], lse_fp32[2 * DMAX];
-static uint8_t codes[2 * DMAX * 2 * DMAX];
+static uint8_t codes[2 * DMAX * 2 * DMAX], codes1[2 * DMAX * 2 * DMAX];
+static float q2[2 * DMAX * 2 * D]; /* two query heads sharing K (GQA) */
 
 typedef enum { EXACT, MITCHELL } oracle_exp;
 
@@ -166,6 +167,26 @@ int main(void) {
                 if ((codes[(size_t)i * T + j] == 0xFF) == visible) wrong++;
             }
         CHECK(!wrong, "causal codes: %d entries with the wrong visibility", wrong);
+    }
+
+    /* GQA and a 1-token document: head 1 of two query heads on one K head gives the codes of a
+     * one-head call with head 1's Q (tokens [0, 1) | [1, L0) | [L0, T), causal) */
+    {
+        int32_t cu3[4] = {0, 1, L0, T};
+        flamia_shape g = {T, 3, cu3, 2, 1, D, /*causal*/ 1, 0.0f, 0};
+        for (int t = 0; t < T; t++)
+            for (int d = 0; d < D; d++) q2[(t * 2 + 0) * D + d] = -q[t * D + d], q2[(t * 2 + 1) * D + d] = q[t * D + d];
+        flamia_shape one = g;
+        one.heads_q = 1;
+        flamia_recipe r = base;
+        r.p_format = FLAMIA_FMT_NVFP4;
+        r.exp_mode = FLAMIA_EXP2_MITCHELL;
+        CHECK(flamia_ref_p_codes(&r, &g, q2, k, 1, codes) == FLAMIA_OK, "GQA codes: %s", flamia_last_error());
+        CHECK(flamia_ref_p_codes(&r, &one, q, k, 0, codes1) == FLAMIA_OK, "one-head codes: %s", flamia_last_error());
+        CHECK(!memcmp(codes, codes1, (size_t)T * T), "GQA head 1's codes differ from a one-head call's");
+        CHECK(codes[0] != 0xFF && codes[1] == 0xFF && codes[(size_t)1 * T] == 0xFF,
+              "1-token document: its one pair evaluated, nothing across");
+        CHECK(codes[0] == flamia_e2m1_encode(6.0f), "a lone key is its group's maximum: code 6 (got 0x%x)", codes[0]);
     }
 
     /* refusals: no codes for FP32 / BF16 P, a head out of range, NULL; codes untouched */
