@@ -15,9 +15,9 @@ long flamia_ref_first_nonfinite(const float *x, size_t n);
 /* Quantizes one probability value per the recipe's P format (value in its frame). */
 float flamia_ref_p_quantize(const flamia_recipe *r, float p);
 /* P of one row's keys [0, n) (a document's keys from its first; pf: each in its tile frame,
- * unquantized) in the recipe's P format: pq the values P V uses; codes (may be NULL) their
- * codes, E4M3 bytes (offset applied) or NVFP4's E2M1 nibbles (16-key groups from key 0; a
- * group never straddles a tile since tile_k is a multiple of 32). FP32/BF16: codes unused. */
+ * unquantized) in the recipe's P format: pq the values P V uses; codes (NULL, and must be for
+ * FP32 / BF16 P) their codes, E4M3 bytes (offset applied) or NVFP4's E2M1 nibbles (16-key
+ * groups from key 0; a group never straddles a tile since tile_k is a multiple of 32). */
 void flamia_ref_p_quantize_row(const flamia_recipe *r, const float *pf, int n, float *pq, uint8_t *codes);
 /* exp2(u) as the recipe evaluates it for the document's key `key` (exact, or an inference-only
  * approximation; the mixed one depends on the key). */
