@@ -456,3 +456,12 @@ void xp_out_abort(xp_out *f) {
     remove(f->tmp);
     free(f);
 }
+
+int xp_out_base_table(const xp_opts *o, int argc, char **argv, const char *base, const xp_table *t) {
+    xp_out *f = xp_out_open(o, argc, argv);
+    if (!f) return 1;
+    xp_out_attr_s(f, "workloads", o->workloads);
+    xp_out_attr_s(f, "base_recipe", base);
+    xp_out_table(f, t);
+    return xp_out_commit(f) ? 1 : 0;
+}

@@ -262,6 +262,9 @@ int xp_out_table(xp_out *f, const xp_table *t);
 /* Closes and renames onto --out. Returns 0, or -1 (temporary removed). */
 int xp_out_commit(xp_out *f);
 void xp_out_abort(xp_out *f); /* closes and removes the temporary */
+/* The whole file of a driver that varies one recipe (--base): provenance, attributes workloads
+ * and base_recipe, and its one table. 0, or 1 when nothing was written. */
+int xp_out_base_table(const xp_opts *o, int argc, char **argv, const char *base, const xp_table *t);
 
 /* provenance (also used by the output) */
 void xp_git_info(char *commit, size_t n, int *dirty);

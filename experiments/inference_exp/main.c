@@ -200,13 +200,8 @@ int main(int argc, char **argv) {
         return rc;
     }
 
-    xp_out *f = xp_out_open(&o, argc, argv);
-    if (!f) return 1;
-    xp_out_attr_s(f, "workloads", o.workloads);
-    xp_out_attr_s(f, "base_recipe", base);
-    xp_out_table(f, t);
-    rc = xp_out_commit(f);
+    rc = xp_out_base_table(&o, argc, argv, base, t);
     xp_table_free(t);
     xp_workloads_free(ws, nw);
-    return rc ? 1 : 0;
+    return rc;
 }
