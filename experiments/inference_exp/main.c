@@ -79,10 +79,15 @@ static double code_match(const uint8_t *a, const uint8_t *b, size_t n, double *n
 
 static void usage(const xp_opts *d) {
     printf("usage: inference_exp --out FILE.h5 [options]\n"
-           "O's change when the forward's exponential is the inference-only bit-level approximation.\n"
+           "O's change, and the P codes kept, when the forward's exponential is an inference-only\n"
+           "bit-level approximation, with the recipe's P and with a 4-bit P.\n"
            "Driver options:\n"
            "  --base RECIPE        recipe whose exponential is replaced (default mxfp8)\n");
     xp_print_common_usage(d);
+    printf("Variants (P's format; the row each is compared with):\n");
+    for (int i = 0; i < NEXPS; i++)
+        printf("  %-18s P %-8s vs %-9s %s\n", kExps[i].name, kExps[i].four_bit_p ? "nvfp4" : "recipe's",
+               kExps[kExps[i].ref].name, kExps[i].what);
 }
 
 int main(int argc, char **argv) {
