@@ -190,6 +190,28 @@ static void check_inference_exp(const xr_file *f) {
           "codes kept with 4-bit P not above 8-bit P's by 0.2", "");
 }
 
+/* training: every case learns (loss down, finite gradients); the exact case's two evaluations
+ * are one and the same; the curve holds every step */
+static void check_training(const xr_file *f) {
+    const xr_col *c = col(f, "training", "case"), *st = col(f, "training", "steps"),
+                 *l0 = col(f, "training", "loss_first"), *lf = col(f, "training", "loss_final"),
+                 *gn = col(f, "training", "grad_norm_max"), *es = col(f, "training", "eval_self"),
+                 *ee = col(f, "training", "eval_exact"), *cs = col(f, "curve", "step");
+    double steps = 0;
+    for (size_t r = 0; c && st && l0 && lf && gn && es && ee && r < c->n; r++) {
+        steps += st->f[r];
+        check(lf->f[r] < l0->f[r] && l0->f[r] > 5.0 && l0->f[r] < 6.0,
+              "training %s: the loss did not fall from ~ln 256%s", c->s[r], "");
+        check(isfinite(gn->f[r]) && gn->f[r] > 0, "training %s: gradient norm not finite and positive%s", c->s[r], "");
+        check(isfinite(es->f[r]) && isfinite(ee->f[r]), "training %s: an evaluation loss is not finite%s", c->s[r], "");
+        if (!strcmp(c->s[r], "exact"))
+            check(es->f[r] == ee->f[r], "training: the exact case's self and exact evaluations differ%s%s", "", "");
+        else
+            check(es->f[r] != ee->f[r], "training %s: a quantized attention evaluated like the FP64 one%s", c->s[r], "");
+    }
+    check(cs && (double)cs->n == steps, "training: the curve does not hold every step%s%s", "", "");
+}
+
 static void check_sched(const xr_file *f) {
     const xr_col *e = col(f, "makespan", "efficiency"), *m = col(f, "makespan", "makespan"),
                  *lb = col(f, "makespan", "lower_bound"), *bt = col(f, "build_time", "total_ms");
@@ -260,6 +282,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(exp, "ds_underflow")) check_ds(&f);
             else if (!strcmp(exp, "sched_ablation")) check_sched(&f);
             else if (!strcmp(exp, "mismatch")) check_mismatch(&f);
+            else if (!strcmp(exp, "training")) check_training(&f);
             else if (!strcmp(exp, "inference_exp")) check_inference_exp(&f);
             else if (!strcmp(exp, "packed_memory")) check_packed(&f);
             xr_free(&f);
