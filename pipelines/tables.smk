@@ -212,6 +212,16 @@ rule table_inference_exp:
         "{PY} {RENDER} inference_exp --md {output.md} --tex {output.tex} --config {params.cfg:q} "
         "inference_exp={input.e} inference_exp_outliers={input.outl}"
 
+TABLES += ["paper_tables/table_training.%s" % ext for ext in ("md", "tex")]
+
+rule table_training:
+    input: t=tsv("training"), m=tsv("training_mismatch"), s=tsv("training_seed2"), deps=RENDER_DEPS
+    output: md="paper_tables/table_training.md", tex="paper_tables/table_training.tex"
+    params: cfg=CONFIG_JSON
+    shell:
+        "{PY} {RENDER} training --md {output.md} --tex {output.tex} --config {params.cfg:q} "
+        "training={input.t} training_mismatch={input.m} training_seed2={input.s}"
+
 rule table_d_scheduler:
     input: s=tsv("sched_ablation"), deps=RENDER_DEPS
     output: md="paper_tables/table_d_scheduler.md", tex="paper_tables/table_d_scheduler.tex"
@@ -235,6 +245,9 @@ rule mismatch:
 
 rule inference_exp:
     input: rules.table_inference_exp.output
+
+rule training:
+    input: rules.table_training.output
 
 rule sched_ablation:
     input: rules.table_d_scheduler.output, "figures/sched_ablation.png", "figures/sched_ablation.pdf"

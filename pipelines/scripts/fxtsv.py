@@ -43,8 +43,9 @@ class Result:
         return sorted(n[:-4] for n in os.listdir(self.dir)
                       if n.endswith(".tsv") and not n.endswith(".columns.tsv") and n != "meta.tsv")
 
-    def provenance(self, inputs=True):
-        """hardware, date, commit, settings: one sentence for a caption"""
+    def provenance(self, inputs=True, shapes=True):
+        """hardware, date, commit, settings: one sentence for a caption (inputs: the input
+        generator's outliers; shapes: the document-length scale and the query heads)"""
         m = self.meta
         dev = m.get("device_name", "?")
         if m.get("backend") == "cpu":
@@ -61,10 +62,10 @@ class Result:
         date = m.get("utc_time", "?")
         settings = []
         scale = m.get("scale")
-        if scale and float(scale) != 1.0:
+        if shapes and scale and float(scale) != 1.0:
             settings.append("document lengths x%g" % float(scale))
         heads = m.get("heads")
-        if heads and heads != "0":
+        if shapes and heads and heads != "0":
             settings.append("%s query heads" % heads)
         if not inputs:
             pass
