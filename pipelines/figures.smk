@@ -7,6 +7,8 @@ FIGURE_SOURCES = {  # figure -> experiment whose export it reads
     "ds_underflow": "ds_underflow",
     "mismatch": "mismatch",
     "sched_ablation": "sched_ablation",
+    "training": "training",
+    "training_mismatch": "training_mismatch",
 }
 FIGURES += ["figures/%s.%s" % (f, ext) for f in FIGURE_SOURCES for ext in ("png", "pdf")]
 

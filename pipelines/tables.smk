@@ -247,7 +247,7 @@ rule inference_exp:
     input: rules.table_inference_exp.output
 
 rule training:
-    input: rules.table_training.output
+    input: rules.table_training.output, expand("figures/{f}.{e}", f=["training", "training_mismatch"], e=["png", "pdf"])
 
 rule sched_ablation:
     input: rules.table_d_scheduler.output, "figures/sched_ablation.png", "figures/sched_ablation.pdf"

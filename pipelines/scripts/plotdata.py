@@ -100,9 +100,29 @@ def sched(res, cfg):
     return head, rows
 
 
+def training(res, cfg):
+    """per step: each case's training loss and gradient norm, each a moving mean over 20 steps
+    (a row is one packed sample: the raw curve is mostly the rows' own difficulty)"""
+    t = res.table("curve")
+    cases = uniq(x["case"] for x in t)
+    series = {c: [(int(x["step"]), x["loss"], x["grad_norm"]) for x in t if x["case"] == c] for c in cases}
+    steps = max(len(v) for v in series.values())
+    head = ["step"] + cases + cases
+    rows = []
+    for s in range(steps):
+        row = [s]
+        for k in (1, 2):
+            for c in cases:
+                win = [p[k] for p in series[c][max(0, s - 19):s + 1]]
+                row.append(sum(win) / len(win) if s < len(series[c]) else float("nan"))
+        rows.append(row)
+    return head, rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("figure", choices=["leak_probe", "accuracy", "ds_underflow", "mismatch", "sched_ablation"])
+    ap.add_argument("figure", choices=["leak_probe", "accuracy", "ds_underflow", "mismatch", "sched_ablation",
+                                       "training", "training_mismatch"])
     ap.add_argument("export_dir")
     ap.add_argument("out")
     ap.add_argument("--config", required=True)
@@ -110,14 +130,15 @@ def main():
     cfg = json.loads(a.config)
     res = Result(a.export_dir)
     head, rows = {"leak_probe": leak, "accuracy": accuracy, "ds_underflow": ds, "mismatch": mismatch,
-                  "sched_ablation": sched}[a.figure](res, cfg)
+                  "sched_ablation": sched, "training": training, "training_mismatch": training}[a.figure](res, cfg)
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out, "w", encoding="utf-8") as f:
         f.write("\t".join(head) + "\n")
         for r in rows:
             f.write("\t".join(x if isinstance(x, str) else "%.10g" % x for x in r) + "\n")
     with open(a.out + ".caption", "w", encoding="utf-8") as f:
-        f.write(res.provenance(inputs=a.figure != "sched_ablation").replace('"', "'") + "\n")
+        f.write(res.provenance(inputs=a.figure not in ("sched_ablation", "training", "training_mismatch"),
+                               shapes=not a.figure.startswith("training")).replace('"', "'") + "\n")
 
 
 if __name__ == "__main__":
