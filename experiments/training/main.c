@@ -48,24 +48,34 @@ static void tiles256(flamia_recipe *r) { r->tile_q = r->tile_k = 256; }
 static void p_bf16(flamia_recipe *r) { r->p_format = FLAMIA_FMT_BF16; }
 static void p_nvfp4(flamia_recipe *r) { r->p_format = FLAMIA_FMT_NVFP4; }
 static void exp_approx(flamia_recipe *r) { r->exp_mode = FLAMIA_EXP2_SCHRAUDOLPH; }
+static void ds_bf16(flamia_recipe *r) { r->ds_format = FLAMIA_FMT_BF16; }
+static void dout_bf16(flamia_recipe *r) { r->dout.format = FLAMIA_FMT_BF16; }
+static void qkv_bf16(flamia_recipe *r) {
+    r->q_score.format = r->k_score.format = r->q.format = r->k.format = r->v.format = FLAMIA_FMT_BF16;
+}
 
 typedef struct {
     const char *name, *what, *preset; /* preset NULL: FP64 attention */
     void (*fwd)(flamia_recipe *);     /* the forward's edit (mismatches) */
+    void (*both)(flamia_recipe *);    /* an edit of both passes (which operand matters) */
 } tcase;
 
 static const tcase kCases[] = {
-    {"exact", "FP64 attention in both passes (no quantization)", NULL, NULL},
-    {"bf16", "bf16 in both passes", "bf16", NULL},
-    {"mxfp8", "mxfp8 in both passes", "mxfp8", NULL},
-    {"mxfp8-exact", "mxfp8-exact in both passes (causally exact scales)", "mxfp8-exact", NULL},
-    {"fp8-tensor", "fp8-tensor in both passes (tensor-wide scales: leaks)", "fp8-tensor", NULL},
-    {"mx-floor", "mx-floor in both passes (OCP floor exponents: leaks)", "mx-floor", NULL},
-    {"nvfp4", "nvfp4 in both passes (NVFP4 Q, K in the score)", "nvfp4", NULL},
-    {"approx-exp", "mxfp8, forward exp2 approximated (Schraudolph), backward exact", "mxfp8", exp_approx},
-    {"p4-p8", "mxfp8, forward P in NVFP4 (4-bit), backward P in E4M3", "mxfp8", p_nvfp4},
-    {"p16-p8", "mxfp8, forward P in BF16, backward P in E4M3", "mxfp8", p_bf16},
-    {"tiles", "mxfp8, forward tiles 256x256, backward 128x128", "mxfp8", tiles256},
+    {"exact", "FP64 attention in both passes (no quantization)", NULL, NULL, NULL},
+    {"bf16", "bf16 in both passes", "bf16", NULL, NULL},
+    {"mxfp8", "mxfp8 in both passes", "mxfp8", NULL, NULL},
+    {"mxfp8-exact", "mxfp8-exact in both passes (causally exact scales)", "mxfp8-exact", NULL, NULL},
+    {"fp8-tensor", "fp8-tensor in both passes (tensor-wide scales: leaks)", "fp8-tensor", NULL, NULL},
+    {"mx-floor", "mx-floor in both passes (OCP floor exponents: leaks)", "mx-floor", NULL, NULL},
+    {"nvfp4", "nvfp4 in both passes (NVFP4 Q, K in the score)", "nvfp4", NULL, NULL},
+    {"approx-exp", "mxfp8, forward exp2 approximated (Schraudolph), backward exact", "mxfp8", exp_approx, NULL},
+    {"p4-p8", "mxfp8, forward P in NVFP4 (4-bit), backward P in E4M3", "mxfp8", p_nvfp4, NULL},
+    {"p16-p8", "mxfp8, forward P in BF16, backward P in E4M3", "mxfp8", p_bf16, NULL},
+    {"tiles", "mxfp8, forward tiles 256x256, backward 128x128", "mxfp8", tiles256, NULL},
+    {"mxfp8-p16", "mxfp8 with P in BF16, both passes", "mxfp8", NULL, p_bf16},
+    {"mxfp8-ds16", "mxfp8 with dS in BF16, both passes", "mxfp8", NULL, ds_bf16},
+    {"mxfp8-do16", "mxfp8 with dO in BF16, both passes", "mxfp8", NULL, dout_bf16},
+    {"mxfp8-qkv16", "mxfp8 with Q, K, V in BF16, both passes", "mxfp8", NULL, qkv_bf16},
 };
 enum { NCASES = sizeof kCases / sizeof kCases[0] };
 
@@ -225,6 +235,7 @@ static int recipes_of(const tcase *c, run_recipes *out) {
     out->c = c;
     if (!c->preset) return 0;
     if (flamia_recipe_preset(c->preset, &out->rb) != FLAMIA_OK) return -1;
+    if (c->both) c->both(&out->rb);
     out->rf = out->rb;
     if (c->fwd) c->fwd(&out->rf);
     return 0;
