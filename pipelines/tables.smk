@@ -212,15 +212,20 @@ rule table_inference_exp:
         "{PY} {RENDER} inference_exp --md {output.md} --tex {output.tex} --config {params.cfg:q} "
         "inference_exp={input.e} inference_exp_outliers={input.outl}"
 
-TABLES += ["paper_tables/table_training.%s" % ext for ext in ("md", "tex")]
+TABLES += ["paper_tables/%s.%s" % (t, ext) for t in ("table_training", "table_training_wide") for ext in ("md", "tex")]
 
 rule table_training:
-    input: t=tsv("training"), m=tsv("training_mismatch"), s=tsv("training_seed2"), deps=RENDER_DEPS
-    output: md="paper_tables/table_training.md", tex="paper_tables/table_training.tex"
+    input:
+        t=tsv("training"), m=tsv("training_mismatch"), s=tsv("training_seed2"), w=tsv("training_wide"),
+        f=tsv("training_wide_fix"), deps=RENDER_DEPS
+    output:
+        md="paper_tables/table_training.md", tex="paper_tables/table_training.tex",
+        md2="paper_tables/table_training_wide.md", tex2="paper_tables/table_training_wide.tex"
     params: cfg=CONFIG_JSON
     shell:
-        "{PY} {RENDER} training --md {output.md} --tex {output.tex} --config {params.cfg:q} "
-        "training={input.t} training_mismatch={input.m} training_seed2={input.s}"
+        "{PY} {RENDER} training --md {output.md} --tex {output.tex} --md2 {output.md2} --tex2 {output.tex2} "
+        "--config {params.cfg:q} training={input.t} training_mismatch={input.m} training_seed2={input.s} "
+        "training_wide={input.w} training_wide_fix={input.f}"
 
 rule table_d_scheduler:
     input: s=tsv("sched_ablation"), deps=RENDER_DEPS

@@ -26,6 +26,10 @@
  *   p4-p8        mxfp8; the forward's P in NVFP4 (4-bit), the backward's in E4M3
  *   p16-p8       mxfp8; the forward's P in BF16, the backward's in E4M3
  *   tiles        mxfp8; forward tiles 256 x 256, backward 128 x 128
+ *   mxfp8-p16, -ds16, -do16, -qkv16
+ *                mxfp8 with one operand in BF16 in both passes (which one drives a change)
+ *   mxfp8-lsum   mxfp8 with the row sum l taken over P's quantized values
+ *                (FLAMIA_ROWSUM_P_VALUES, docs/numerics.md 3.4)
  * Per case: the training loss (mean of the last tenth of the steps), the gradient norm (before
  * clipping: first, largest, mean of the last tenth), and the evaluation loss twice: with the
  * case's own forward (self) and with the FP64 attention (exact). A run whose loss stops being
@@ -50,6 +54,7 @@ static void p_nvfp4(flamia_recipe *r) { r->p_format = FLAMIA_FMT_NVFP4; }
 static void exp_approx(flamia_recipe *r) { r->exp_mode = FLAMIA_EXP2_SCHRAUDOLPH; }
 static void ds_bf16(flamia_recipe *r) { r->ds_format = FLAMIA_FMT_BF16; }
 static void dout_bf16(flamia_recipe *r) { r->dout.format = FLAMIA_FMT_BF16; }
+static void lsum_p(flamia_recipe *r) { r->row_sum = FLAMIA_ROWSUM_P_VALUES; }
 static void qkv_bf16(flamia_recipe *r) {
     r->q_score.format = r->k_score.format = r->q.format = r->k.format = r->v.format = FLAMIA_FMT_BF16;
 }
@@ -76,6 +81,7 @@ static const tcase kCases[] = {
     {"mxfp8-ds16", "mxfp8 with dS in BF16, both passes", "mxfp8", NULL, ds_bf16},
     {"mxfp8-do16", "mxfp8 with dO in BF16, both passes", "mxfp8", NULL, dout_bf16},
     {"mxfp8-qkv16", "mxfp8 with Q, K, V in BF16, both passes", "mxfp8", NULL, qkv_bf16},
+    {"mxfp8-lsum", "mxfp8 with l the sum of P's quantized values (rows of P / l sum to one)", "mxfp8", NULL, lsum_p},
 };
 enum { NCASES = sizeof kCases / sizeof kCases[0] };
 

@@ -108,6 +108,14 @@ typedef enum {
                                 * refused in training; CPU reference only */
 } flamia_exp_mode;
 
+/* What the forward's row sum l (softmax's normalizer, and lse) adds up (docs/numerics.md 3.4). */
+typedef enum {
+    FLAMIA_ROWSUM_EXPONENTIALS = 0, /* the unquantized exponentials (the kernels; the default) */
+    FLAMIA_ROWSUM_P_VALUES          /* the values P V uses (P's quantized values), so each row of
+                                     * P / l sums to one and softmax's gradient keeps its zero row
+                                     * sums: CPU reference only */
+} flamia_row_sum;
+
 /* A recipe: every quantization decision of the forward and the backward.
  * Complete type: keep one on the stack, fill it with flamia_recipe_preset()
  * and change knobs as needed. docs/numerics.md defines the function. */
@@ -131,6 +139,7 @@ typedef struct {
     int tile_q, tile_k;           /* query/key tile (128/128): fixes the online-softmax frames */
     int hadamard;                 /* 1: rotate Q, K by the normalized Hadamard of head dim */
     flamia_exp_mode exp_mode;     /* exponential used for P */
+    flamia_row_sum row_sum;       /* what l adds up (appended in 0.1: sizeof grew) */
 } flamia_recipe;
 
 /* Presets: "bf16" "mxfp8" "mxfp8-exact" "nvfp4" "fp8-tensor" "mx-floor".

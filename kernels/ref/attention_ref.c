@@ -208,6 +208,7 @@ static void fwd_task(void *p, int hq, int worker) {
             const int ntiles = row_frames(x, srow, jend, frame);
             const float m = frame[0];
             row_p(x, srow, jend, frame, pf, pq, NULL);
+            const float *lsum = x->r->row_sum == FLAMIA_ROWSUM_P_VALUES ? pq : pf; /* numerics.md 3.4 */
             double l = 0.0;
             memset(acc, 0, (size_t)D * sizeof *acc);
             for (int n = ntiles - 1; n >= 0; n--) {
@@ -215,7 +216,7 @@ static void fwd_task(void *p, int hq, int worker) {
                 const int j1 = (n + 1) * tk < jend ? (n + 1) * tk : jend;
                 for (int j = n * tk; j < j1; j++) {
                     const double pv = (double)pq[j] * rescale;
-                    l += (double)pf[j] * rescale;
+                    l += (double)lsum[j] * rescale;
                     const float *vj = x->v + ((size_t)(d0 + j) * x->Hkv + hk) * D;
                     for (int d = 0; d < D; d++) acc[d] += pv * vj[d];
                 }

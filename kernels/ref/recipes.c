@@ -30,6 +30,7 @@ static flamia_recipe mxfp8(void) {
     r.tile_k = 128;
     r.hadamard = 0;
     r.exp_mode = FLAMIA_EXP2_EXACT;
+    r.row_sum = FLAMIA_ROWSUM_EXPONENTIALS;
     return r;
 }
 
@@ -103,6 +104,8 @@ flamia_status flamia_recipe_validate(const flamia_recipe *r, int training) {
     if (r->tile_q <= 0 || r->tile_k <= 0 || r->tile_k % r->token_block || r->tile_q % r->token_block)
         return flamia_fail(FLAMIA_ERR_INVALID, "recipe: tiles %dx%d must be positive multiples of the token block",
                            r->tile_q, r->tile_k);
+    if (r->row_sum != FLAMIA_ROWSUM_EXPONENTIALS && r->row_sum != FLAMIA_ROWSUM_P_VALUES)
+        return flamia_fail(FLAMIA_ERR_INVALID, "recipe: unknown row-sum rule %d", (int)r->row_sum);
     if (r->exp_mode < FLAMIA_EXP2_EXACT || r->exp_mode > FLAMIA_EXP2_MITCHELL)
         return flamia_fail(FLAMIA_ERR_INVALID, "recipe: unknown exp mode %d", (int)r->exp_mode);
     if (training && r->exp_mode != FLAMIA_EXP2_EXACT)

@@ -95,7 +95,7 @@ bool same_recipe(const flamia_recipe &r, const flamia_recipe &p) {
            r.ds_format == p.ds_format &&
            (r.ds_format != FLAMIA_FMT_E4M3 || (r.ds_scale == p.ds_scale && r.ds_exp_rule == p.ds_exp_rule)) &&
            r.token_block == p.token_block && r.tile_q == p.tile_q && r.tile_k == p.tile_k &&
-           r.exp_mode == p.exp_mode;
+           r.exp_mode == p.exp_mode && r.row_sum == p.row_sum;
 }
 
 flamia_status recipe_kind(const char *fn, const flamia_recipe *r, enum flamia_sm90_kind *kind) {
