@@ -502,7 +502,7 @@ def training(args, cfg, inputs):
                       "one, so softmax's gradient keeps its zero row sums) it ends at %s and %s nats from exact's "
                       "loss%s. The default sums the unquantized exponentials (numerics.md 3.4, as the kernels do): "
                       "P's E4M3 rounding then leaves rows of P / l summing to 1 +- a few percent (O of V = 1 is up "
-                      "to 5.9 %% away from 1, tests/cpu/test_row_sum.c), and dS = P (dP - D) keeps a row sum of D "
+                      "to ~6 %% away from 1, tests/cpu/test_row_sum.c), and dS = P (dP - D) keeps a row sum of D "
                       "(1 - sum P / l) that pushes every query along its row's mean key."
                       % (fmt_fix(mx["grad_norm_final"], 2), fmt_fix(ex["grad_norm_final"], 2),
                          fmt_fix(mx["eval_exact"] - ex["eval_exact"], 3), fmt_fix(ls["grad_norm_final"], 2),
