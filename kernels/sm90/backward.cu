@@ -83,12 +83,23 @@ static int bwd_variant() {
  * seventh / forty-eighth sessions): gqa-16x1024's backward -8.5 %, but gqa-4x4096's +4 % and
  * every MHA workload's +4..+16 % - longest first spreads the CTAs resident together over
  * many documents, whose Q / dO tiles and dQ rows then no longer share L2. The threshold is the
- * last measured gain (forty-ninth session: -12 % at gqa-5x3072, 0 at gqa-4x3584, +4.8 % at
- * gqa-4x4096). Default: GQA (heads_q > heads_kv) with documents of at most kOrderMaxSeqlen tokens;
- * FLAMIA_SM90_BWD_ORDER=0 never, =2 always (measurements). Never in the deterministic mode:
- * its dQ turns wait on key tiles in the grid's own order. Read once. */
+ * last measured gain per GQA group (queries per kv head; the tail grows with the group):
+ * groups of 4 -12 % at gqa-5x3072, 0 at gqa-4x3584, +4.8 % at gqa-4x4096 (forty-ninth session);
+ * groups of 8 -24 % at 4x4096, +3..+6 % at 2x8192, groups of 2 +8.9 % at 16x1024 (fifty-third
+ * session, dev/sessions/fiftieth_groups.sh: v114 with groups of 2 never). Default: GQA (heads_q > heads_kv) with documents of at most
+ * order_max_seqlen(group) tokens; FLAMIA_SM90_BWD_ORDER=0 never, =2 always (measurements).
+ * Never in the deterministic mode: its dQ turns wait on key tiles in the grid's own order.
+ * Read once. */
 int flamia_bwd_order_mode = -1;
-static constexpr int kOrderMaxSeqlen = 3072;
+
+/* the longest document the order pays for, per GQA group (-1: never, MHA) */
+static int order_max_seqlen(int group) {
+    if (group >= 8) return 4096; /* measured -23 % at 16x1024 and 5x3072, -24 % at 4x4096, +3..+6 % at 2x8192 */
+    if (group >= 4) return 3072; /* measured, forty-ninth session */
+    /* groups of 2: never (fiftieth_groups.sh, 2026-12-05: +8.9 % at 16x1024, +2.2 % at 8x2048,
+     * -1.3 % at 5x3072 against the grid's order) */
+    return -1;
+}
 
 static bool use_order(const struct flamia_sm90_problem *P) {
     if (flamia_bwd_order_mode < 0) {
@@ -96,7 +107,7 @@ static bool use_order(const struct flamia_sm90_problem *P) {
         flamia_bwd_order_mode = e && (e[0] == '0' || e[0] == '2') && !e[1] ? e[0] - '0' : 1;
     }
     return flamia_bwd_order_mode == 2 ||
-           (flamia_bwd_order_mode == 1 && P->heads_q > P->heads_kv && P->max_seqlen <= kOrderMaxSeqlen);
+           (flamia_bwd_order_mode == 1 && P->max_seqlen <= order_max_seqlen(P->heads_q / P->heads_kv));
 }
 
 extern "C" int flamia_sm90_bwd_uses_order(const struct flamia_sm90_problem *P) {

@@ -17,7 +17,7 @@ int main(void) {
     }
     const enum flamia_sm90_kind kinds[] = {FLAMIA_SM90_MXFP8, FLAMIA_SM90_MXFP8_EXACT, FLAMIA_SM90_BF16};
     const int hkv[] = {16, 8, 4, 2, 1}; /* over 16 query heads: MHA, groups of 2 .. 16 */
-    const int lens[] = {1, 128, 256, 1024, 2048, 2049, 3071, 3072, 3073, 3584, 4096, 8192, 65536};
+    const int lens[] = {1, 128, 256, 1024, 1025, 2048, 2049, 3071, 3072, 3073, 3584, 4096, 4097, 8192, 65536};
     int checked = 0, ordered = 0;
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
         for (size_t h = 0; h < sizeof hkv / sizeof *hkv; h++)
@@ -31,8 +31,9 @@ int main(void) {
                                (int)kinds[k], hkv[h], lens[l], det, causal, got ? "used" : "not used");
                         checked++, ordered += got;
                     }
-    printf("test_bwd_order_rule: %d problems, the order used on %d (FP8 GQA, default dQ, <= %d tokens)\n", checked,
-           ordered, kDocumentedOrderMaxSeqlen);
+    printf("test_bwd_order_rule: %d problems, the order used on %d (FP8 GQA, default dQ; up to %d / %d tokens "
+           "in groups of 4 / 8, never in groups of 2)\n", checked, ordered, bwd_order_documented_max_seqlen(4),
+           bwd_order_documented_max_seqlen(8));
     if (failures) {
         printf("test_bwd_order_rule: %d failures\n", failures);
         return 1;

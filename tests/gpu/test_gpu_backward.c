@@ -352,9 +352,14 @@ int main(void) {
     cu_from_lens(lens, n, cu);
     run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, &r);
     run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, &r);
-    const int long_gqa[] = {3100, 1, 300}; /* GQA past the launch order's 3072 tokens: the grid's own order */
+    /* around the launch order's thresholds (bwd_order_rule.h): groups of 4 past 3072 tokens and
+     * groups of 2 (never ordered) run in the grid's own order, groups of 8 at 3100 tokens longest first */
+    const int long_gqa[] = {3100, 1, 300}, mid_gqa[] = {1500, 1, 300};
     cu_from_lens(long_gqa, 3, cu);
     run_case("3100 + 1 + 300, GQA 4/2", "mxfp8", 0, 1, cu, 3, 4, 2, &r);
+    run_case("3100 + 1 + 300, GQA 8/1", "mxfp8", 0, 1, cu, 3, 8, 1, &r);
+    cu_from_lens(mid_gqa, 3, cu);
+    run_case("1500 + 1 + 300, GQA 2/1", "mxfp8-exact", 0, 1, cu, 3, 2, 1, &r);
     const int det_lens[] = {1000, 37, 600, 1, 777}, det_long[] = {20000, 1, 300};
     for (int pi = 0; pi < 3; pi++) {
         deterministic_case(presets[pi], det_lens, 5, 1, &r);
