@@ -85,7 +85,7 @@ static int bwd_variant() {
  * many documents, whose Q / dO tiles and dQ rows then no longer share L2. The threshold is the
  * last measured gain per GQA group (queries per kv head; the tail grows with the group):
  * groups of 4 -12 % at gqa-5x3072, 0 at gqa-4x3584, +4.8 % at gqa-4x4096 (forty-ninth session);
- * groups of 8 -24 % at 4x4096, +3..+6 % at 2x8192, groups of 2 +8.9 % at 16x1024 (fifty-third
+ * groups of 8 -24 % at 4x4096, +4.6 % at 2x8192, groups of 2 +8.9 % at 16x1024 (fifty-third
  * session, dev/sessions/fiftieth_groups.sh: v114 with groups of 2 never). Default: GQA (heads_q > heads_kv) with documents of at most
  * order_max_seqlen(group) tokens; FLAMIA_SM90_BWD_ORDER=0 never, =2 always (measurements).
  * Never in the deterministic mode: its dQ turns wait on key tiles in the grid's own order.
@@ -94,10 +94,10 @@ int flamia_bwd_order_mode = -1;
 
 /* the longest document the order pays for, per GQA group (-1: never, MHA) */
 static int order_max_seqlen(int group) {
-    if (group >= 8) return 4096; /* measured -23 % at 16x1024 and 5x3072, -24 % at 4x4096, +3..+6 % at 2x8192 */
+    if (group >= 8) return 4096; /* measured -23 % at 16x1024 and 5x3072, -24 % at 4x4096, +4.6 % at 2x8192 */
     if (group >= 4) return 3072; /* measured, forty-ninth session */
     /* groups of 2: never (fiftieth_groups.sh, 2026-12-05: +8.9 % at 16x1024, +2.2 % at 8x2048,
-     * -1.3 % at 5x3072 against the grid's order) */
+     * -1.6 % at 5x3072 against the grid's order) */
     return -1;
 }
 
