@@ -161,14 +161,24 @@ static inline float p_in_frame(const ref_ctx *x, float s, float frame, int key) 
     return flamia_ldexpf(flamia_ref_exp2(x->r, t - ti, key), (int)k);
 }
 
-/* P of one row with scores s[0, jend) and frames `frame` (row_frames): pf[j] its exponential
- * in key j's tile frame (what the row sum adds), pq[j] the value P V uses, codes[j] (may be
- * NULL) its code. */
-static void row_p(const ref_ctx *x, const float *s, int jend, const float *frame, float *pf, float *pq,
-                  uint8_t *codes) {
-    const int tk = x->r->tile_k;
-    for (int j = 0; j < jend; j++) pf[j] = p_in_frame(x, s[j], frame[j / tk], j);
-    flamia_ref_p_quantize_row(x->r, pf, jend, pq, codes);
+/* Row i (doc-local) of the document at d0 of length L, query head hq, as the forward
+ * evaluates it: the scores (kDotRows rows at a time into stile, rows ld apart, computed when
+ * i reaches a multiple of kDotRows), the frames (row_frames), and its P: pf[j] the exponential
+ * in key j's tile frame (what the default row sum adds), pq[j] the value P V uses, codes[j]
+ * (may be NULL) its code. *jend gets the row's key count; returns its number of key tiles. */
+static int forward_row(const ref_ctx *x, int d0, int L, int i, int hq, float *stile, size_t ld, float *frame,
+                       float *pf, float *pq, uint8_t *codes, int *jend) {
+    const int causal = x->s->causal, tk = x->r->tile_k;
+    *jend = causal ? i + 1 : L;
+    if (i % kDotRows == 0) { /* the next rows' scores */
+        const int n = L - i < kDotRows ? L - i : kDotRows;
+        tile_scores(x, d0, i, n, causal ? i + n : L, hq, stile, ld);
+    }
+    const float *srow = stile + (size_t)(i % kDotRows) * ld;
+    const int ntiles = row_frames(x, srow, *jend, frame);
+    for (int j = 0; j < *jend; j++) pf[j] = p_in_frame(x, srow[j], frame[j / tk], j);
+    flamia_ref_p_quantize_row(x->r, pf, *jend, pq, codes);
+    return ntiles;
 }
 
 typedef struct {
@@ -199,15 +209,9 @@ static void fwd_task(void *p, int hq, int worker) {
     for (int doc = 0; doc < s->num_docs; doc++) {
         const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
         for (int i = 0; i < L; i++) {
-            const int jend = s->causal ? i + 1 : L;
-            if (i % kDotRows == 0) { /* the next rows' scores */
-                const int n = L - i < kDotRows ? L - i : kDotRows;
-                tile_scores(x, d0, i, n, s->causal ? i + n : L, hq, stile, ld);
-            }
-            const float *srow = stile + (size_t)(i % kDotRows) * ld;
-            const int ntiles = row_frames(x, srow, jend, frame);
+            int jend;
+            const int ntiles = forward_row(x, d0, L, i, hq, stile, ld, frame, pf, pq, NULL, &jend);
             const float m = frame[0];
-            row_p(x, srow, jend, frame, pf, pq, NULL);
             const float *lsum = x->r->row_sum == FLAMIA_ROWSUM_P_VALUES ? pq : pf; /* numerics.md 3.4 */
             double l = 0.0;
             memset(acc, 0, (size_t)D * sizeof *acc);
@@ -294,14 +298,9 @@ flamia_status flamia_ref_p_codes(const flamia_recipe *r, const flamia_shape *s, 
         for (int doc = 0; doc < s->num_docs; doc++) {
             const int d0 = s->cu_seqlens[doc], L = s->cu_seqlens[doc + 1] - d0;
             for (int i = 0; i < L; i++) {
-                const int jend = s->causal ? i + 1 : L;
-                if (i % kDotRows == 0) {
-                    const int n = L - i < kDotRows ? L - i : kDotRows;
-                    tile_scores(&x, d0, i, n, s->causal ? i + n : L, head, srow, (size_t)maxlen);
-                }
-                const float *si = srow + (size_t)(i % kDotRows) * maxlen;
-                row_frames(&x, si, jend, frame);
-                row_p(&x, si, jend, frame, pf, pq, codes + (size_t)(d0 + i) * T + d0);
+                int jend;
+                forward_row(&x, d0, L, i, head, srow, (size_t)maxlen, frame, pf, pq, codes + (size_t)(d0 + i) * T + d0,
+                            &jend);
             }
         }
     } else {
