@@ -273,7 +273,9 @@ int main(int argc, char **argv) {
         if (!cl) nc = NCASES;
         for (int i = 0; i < nc; i++) {
             const tcase *c = cl ? find_case(cl[i]) : &kCases[i];
-            if (!c || nruns == NCASES) {
+            int repeated = 0;
+            for (int k = 0; c && k < nruns; k++) repeated |= runs[k].c == c;
+            if (!c || repeated) {
                 fprintf(stderr, "error: --cases: unknown or repeated case '%s' (training --help lists them)\n",
                         cl ? cl[i] : "?");
                 xp_strv_free(cl);

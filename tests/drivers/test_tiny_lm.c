@@ -9,30 +9,12 @@
  * dropped factor moves a group's derivative by far more. Also: the bf16 recipe's gradient is
  * the exact one's to a cosine of 0.99, Adam moves the loss down on a repeated row, and a
  * recipe the backward refuses comes back as its status. */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
+#include "test_util.h" /* CHECK, TEST_EXIT, test_seed_init (tests/cpu) */
 #include "tiny_lm.h"
 #include "xp.h"
 
-static int failures;
-#define CHECK(c, ...)                                                                           \
-    do {                                                                                        \
-        if (!(c)) {                                                                             \
-            failures++;                                                                         \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fputc('\n', stderr);                                                                \
-        }                                                                                       \
-    } while (0)
-
 int main(void) {
-    const char *env = getenv("FLAMIA_TEST_SEED");
-    const uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
-    printf("test_tiny_lm seed %llu (FLAMIA_TEST_SEED repeats it)\n", (unsigned long long)seed);
+    const uint64_t seed = test_seed_init("test_tiny_lm");
     xp_rng r;
     xp_rng_seed(&r, seed, 1);
 
@@ -127,6 +109,5 @@ int main(void) {
 
     free(g), free(w0), free(dir);
     tlm_free(&m);
-    if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-    return failures ? 1 : 0;
+    return TEST_EXIT();
 }
