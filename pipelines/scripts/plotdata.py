@@ -105,13 +105,13 @@ def training(res, cfg):
     (a row is one packed sample: the raw curve is mostly the rows' own difficulty)"""
     t = res.table("curve")
     cases = uniq(x["case"] for x in t)
-    series = {c: [(int(x["step"]), x["loss"], x["grad_norm"]) for x in t if x["case"] == c] for c in cases}
+    series = {c: [(x["loss"], x["grad_norm"]) for x in t if x["case"] == c] for c in cases}  # in step order
     steps = max(len(v) for v in series.values())
     head = ["step"] + cases + cases
     rows = []
     for s in range(steps):
         row = [s]
-        for k in (1, 2):
+        for k in (0, 1):
             for c in cases:
                 win = [p[k] for p in series[c][max(0, s - 19):s + 1]]
                 row.append(sum(win) / len(win) if s < len(series[c]) else float("nan"))
