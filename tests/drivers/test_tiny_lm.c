@@ -3,11 +3,14 @@
  * fresh random direction each run; two documents packed in one row (one of them 1 token).
  *
  * The attention is the FP64 one (a NULL recipe): every recipe rounds its operands or O to
- * BF16 or coarser, which makes the loss a step function at a central difference's scale. The
- * step moves the loss by ~1e-3; the error is measured against |g| |dir| (along g: relative),
- * tolerance 2 % (float activations and ReLU's kinks leave ~0.5 %). A wrong transpose, a missed residual path or a
- * dropped factor moves a group's derivative by far more. Also: the bf16 recipe's gradient is
- * the exact one's to a cosine of 0.99, Adam moves the loss down on a repeated row, and a
+ * BF16 or coarser, which makes the loss a step function at a central difference's scale. Two
+ * steps move the loss by 1e-3 and 2.5e-4 and the closer one counts (a ReLU kink bends the long
+ * one, float noise the short one); the error is measured against |g| |dir| (along g:
+ * relative), tolerance 2 % (800 seeds: largest 1.1e-2 with the short step alone). A wrong
+ * transpose, a missed residual path or a dropped factor moves a group's derivative by far
+ * more, at both steps. Also: the bf16 recipe's gradient is the exact one's to a cosine of
+ * 0.999 at the initialization's weights (400 seeds: >= 0.99967), Adam moves the loss down on a
+ * repeated row, and a
  * recipe the backward refuses comes back as its status. */
 #include "test_util.h" /* CHECK, TEST_EXIT, test_seed_init (tests/cpu) */
 #include "tiny_lm.h"
@@ -62,14 +65,24 @@ int main(void) {
                 dir[i] = kind == 0 ? g[i] : (float)xp_rng_normal(&r);
                 dot += (double)g[i] * dir[i], gn += (double)g[i] * g[i], dn += (double)dir[i] * dir[i];
             }
-            const double scale = sqrt(gn * dn), h = 1e-3 / scale; /* the loss moves by <= 1e-3 */
-            double lp = 0, lm = 0;
-            for (size_t i = 0; i < m.n; i++) m.w[i] = w0[i] + (float)(h * dir[i]);
-            tlm_loss(&m, NULL, NULL, 0, tok, T, 2, cu, &lp);
-            for (size_t i = 0; i < m.n; i++) m.w[i] = w0[i] - (float)(h * dir[i]);
-            tlm_loss(&m, NULL, NULL, 0, tok, T, 2, cu, &lm);
-            memcpy(m.w, w0, sizeof(float) * m.n);
-            const double fd = (lp - lm) / (2 * h), err = fabs(fd - dot) / scale;
+            /* two steps, moving the loss by 1e-3 and by 2.5e-4, and the closer difference counts: a
+             * step across a ReLU kink bends the long one (seed 725: pos along g off by 2.1e-2 at
+             * 1e-3, 6e-5 at half of it), float noise in the loss bends the short one for groups with
+             * small gradients (seed 738: g2 off by 1.1e-2 at 2.5e-4). A wrong derivative misses at
+             * both steps. */
+            const double scale = sqrt(gn * dn);
+            double fd = 0, err = INFINITY;
+            for (int step = 0; step < 2; step++) {
+                const double h = (step ? 2.5e-4 : 1e-3) / scale;
+                double lp = 0, lm = 0;
+                for (size_t i = 0; i < m.n; i++) m.w[i] = w0[i] + (float)(h * dir[i]);
+                tlm_loss(&m, NULL, NULL, 0, tok, T, 2, cu, &lp);
+                for (size_t i = 0; i < m.n; i++) m.w[i] = w0[i] - (float)(h * dir[i]);
+                tlm_loss(&m, NULL, NULL, 0, tok, T, 2, cu, &lm);
+                memcpy(m.w, w0, sizeof(float) * m.n);
+                const double fd_h = (lp - lm) / (2 * h), err_h = fabs(fd_h - dot) / scale;
+                if (err_h < err) fd = fd_h, err = err_h;
+            }
             worst = fmax(worst, err);
             printf("  %-5s layer %2d %-8s: backward %+.6e  central difference %+.6e  error / (|g| |dir|) %.1e\n",
                    name, layer, kind ? "random" : "along g", dot, fd, err);
@@ -79,15 +92,22 @@ int main(void) {
     }
     printf("  largest error %.1e\n", worst);
 
-    /* the recipe path (flamia_ref_forward / _backward, bf16) gives nearly the exact gradient */
+    /* the recipe path (flamia_ref_forward / _backward, bf16) gives nearly the exact gradient, at
+     * the initialization's weights (the regime the experiments train in). At the 3x weights above
+     * the scores are 9x sharper and near-ties between keys amplify BF16's rounding: the cosine
+     * fell to 0.96 on one seed in CI. */
     {
-        double loss_bf = 0, ab = 0, aa = 0, bb = 0;
+        for (size_t i = 0; i < m.n; i++) m.w[i] = w0[i] / 3.0f;
+        double loss_ex = 0, loss_bf = 0, ab = 0, aa = 0, bb = 0;
+        CHECK(tlm_loss(&m, NULL, NULL, 1, tok, T, 2, cu, &loss_ex) == FLAMIA_OK, "exact step: %s", flamia_last_error());
+        memcpy(g, m.g, sizeof(float) * m.n);
         CHECK(tlm_loss(&m, &bf, &bf, 1, tok, T, 2, cu, &loss_bf) == FLAMIA_OK, "bf16 step: %s", flamia_last_error());
         for (size_t i = 0; i < m.n; i++) ab += (double)g[i] * m.g[i], aa += (double)g[i] * g[i], bb += (double)m.g[i] * m.g[i];
         const double cosv = ab / sqrt(aa * bb);
-        printf("  bf16 recipe: loss %.6f (exact %.6f), gradient cosine to exact %.6f\n", loss_bf, loss, cosv);
-        CHECK(cosv > 0.99 && fabs(loss_bf - loss) < 0.02 * loss, "bf16 recipe: cosine %g, loss %g vs %g", cosv,
-              loss_bf, loss);
+        printf("  bf16 recipe: loss %.6f (exact %.6f), gradient cosine to exact %.6f\n", loss_bf, loss_ex, cosv);
+        CHECK(cosv > 0.999 && fabs(loss_bf - loss_ex) < 0.02 * loss_ex, "bf16 recipe: cosine %g, loss %g vs %g", cosv,
+              loss_bf, loss_ex);
+        memcpy(m.w, w0, sizeof(float) * m.n);
     }
 
     /* a refused recipe comes back as its status; the model is untouched */
