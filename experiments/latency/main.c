@@ -288,6 +288,8 @@ static void usage(const xp_opts *d) {
            "backward, and the whole training call (train_step) replayed from a CUDA graph. Median of\n"
            "CUDA-event timings after warm-up, causal-discounted TFLOP/s, quantize bytes/s against the\n"
            "measured copy ceiling. Verifies each case before timing it.\n"
+           "--recipes takes presets or PRESET-lsum (the preset with l summed over P's rounded values,\n"
+           "docs/numerics.md 3.4; system flamia-PRESET-lsum).\n"
            "Driver options:\n"
            "  --passes LIST        comma list of quant, fwd, fwd+quant, bwd, train (default all)\n"
            "  --warmup N           untimed calls before timing (default 10)\n"
@@ -539,7 +541,7 @@ int main(int argc, char **argv) {
             memset(rs, 0, sizeof *rs);
             rs->q_ms = rs->q_min = rs->rel = rs->rel64 = rs->bound = NAN;
             rs->eflag = rs->grads_finite = rs->train_finite = -1;
-            if (flamia_recipe_preset(rl[ri], &rs->rec) != FLAMIA_OK) xp_die("%s", flamia_last_error());
+            if (xp_recipe_by_name(rl[ri], &rs->rec) != FLAMIA_OK) xp_die("%s", flamia_last_error());
             if (flamia_cuda_workspace_size(&rs->rec, &sh, &rs->wsb) != FLAMIA_OK) {
                 fprintf(stderr, "latency: %s %s: %s (skipped)\n", w->name, rl[ri], flamia_last_error());
                 continue;

@@ -79,13 +79,6 @@ namespace flamia_bwd {
 /* 2^e for any int e: 0 below FP32's range (callers only use e <= 127) */
 __device__ __forceinline__ float pow2z(int e) { return e < -149 ? 0.f : flamia_pow2f(e > 127 ? 127 : e); }
 
-/* two E4M3 codes (low byte a) -> two floats, exact */
-__device__ __forceinline__ float2 e4m3x2_to_f2(uint32_t codes16) {
-    uint32_t h2;
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"((uint16_t)codes16));
-    __half2 hv = *reinterpret_cast<__half2 *>(&h2);
-    return __half22float2(hv);
-}
 
 /* ================================================================ 3b. FP8 wgmma kernel */
 using namespace flamia_sm90; /* sm90_ptx.cuh */
@@ -511,7 +504,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                         e256[e] = FULL || jkv[hh] <= (e ? qlim.y : qlim.x) ? E : 0.f;
                     }
                     const uint32_t pbc = flamia_cvt_e4m3x2(e256[0], e256[1]);
-                    const float2 pb = e4m3x2_to_f2(pbc);
+                    const float2 pb = flamia_e4m3x2_values(pbc);
                     if (DBG) { /* row = key jkv[hh], column e = query q0 + ql + e */
 #pragma unroll
                         for (int e = 0; e < 2; e++)
@@ -725,7 +718,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                     } else {
                         /* mxfp8-exact: dK operand dS^ 2^eQ relative to the block's 2^M, dQ operand
                          * dS^ 2^(eK_j - EKmax - s) (folds within the block and the pair) */
-                        const float2 dsq = e4m3x2_to_f2(code);
+                        const float2 dsq = flamia_e4m3x2_values(code);
                         const float sck0 = pow2b(eds.x + eq.x - M), sck1 = pow2b(eds.y + eq.y - M);
                         kc[hh] = flamia_cvt_e4m3x2(dsq.x * sck0, dsq.y * sck1);
                         qc = flamia_cvt_e4m3x2((dsq.x * ekf[hh]) * dqop.x, (dsq.y * ekf[hh]) * dqop.y);

@@ -87,7 +87,8 @@ bool same_oq(const flamia_operand_quant &a, const flamia_operand_quant &b) {
     return a.granularity == b.granularity && a.exp_rule == b.exp_rule;
 }
 
-/* Is r the preset p up to the Hadamard option? (name is informational only) */
+/* Is r the preset p up to the Hadamard option and the row-sum rule, which every kind runs?
+ * (name is informational only) */
 bool same_recipe(const flamia_recipe &r, const flamia_recipe &p) {
     return same_oq(r.q_score, p.q_score) && same_oq(r.k_score, p.k_score) && same_oq(r.q, p.q) &&
            same_oq(r.k, p.k) && same_oq(r.v, p.v) && same_oq(r.dout, p.dout) && r.p_format == p.p_format &&
@@ -95,7 +96,7 @@ bool same_recipe(const flamia_recipe &r, const flamia_recipe &p) {
            r.ds_format == p.ds_format &&
            (r.ds_format != FLAMIA_FMT_E4M3 || (r.ds_scale == p.ds_scale && r.ds_exp_rule == p.ds_exp_rule)) &&
            r.token_block == p.token_block && r.tile_q == p.tile_q && r.tile_k == p.tile_k &&
-           r.exp_mode == p.exp_mode && r.row_sum == p.row_sum;
+           r.exp_mode == p.exp_mode;
 }
 
 flamia_status recipe_kind(const char *fn, const flamia_recipe *r, enum flamia_sm90_kind *kind) {
@@ -122,7 +123,7 @@ flamia_status recipe_kind(const char *fn, const flamia_recipe *r, enum flamia_sm
     for (const auto &s : supported) edited |= !strcmp(name, s.name);
     return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
                        "%s: recipe '%s'%s is not implemented on the GPU: the CUDA backend runs the presets bf16, "
-                       "mxfp8 and mxfp8-exact unchanged except for the hadamard knob (use the CPU reference "
+                       "mxfp8 and mxfp8-exact unchanged except for the hadamard and row_sum knobs (use the CPU reference "
                        "for the others)",
                        fn, name, edited ? " with edited knobs (tiles, P/dS format, exp mode...)" : "");
 }
@@ -208,6 +209,7 @@ flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape
     P->cu_seqlens = s->cu_seqlens;
     P->kind = kind;
     P->hadamard = r->hadamard;
+    P->row_sum_p_values = r->row_sum == FLAMIA_ROWSUM_P_VALUES;
     P->deterministic = __atomic_load_n(&g_deterministic, __ATOMIC_RELAXED);
     return FLAMIA_OK;
 }

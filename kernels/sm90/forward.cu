@@ -207,7 +207,7 @@ __device__ __forceinline__ bool item_direct_ok(float m, int E) {
     return exp_frame_direct_ok(m, KIND == KIND_BF16 ? m : m - 8.f + (float)E);
 }
 
-template <int KIND, bool MASK, bool DBG, bool SPLIT>
+template <int KIND, bool MASK, bool DBG, bool SPLIT, bool LPV>
 __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[PRegs<KIND>::N], float (&m_run)[2],
                                              float (&l_run)[2], float (&fo)[2], const float (&crow)[2],
                                              const int (&Erow)[2], const float2 *col, int n, int len,
@@ -400,11 +400,13 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                 } else {
                     ev = exp_frame_direct(t, sc[hh][b]);
                 }
+                /* LPV (recipe row_sum = P values, numerics.md 3.4): l adds the rounded values
+                 * P V uses, after the conversion below */
                 if (KIND == KIND_BLOCK) {
-                    l_run[hh] = fmaf(ev, rvg[hh][b], l_run[hh]);
+                    if (!LPV) l_run[hh] = fmaf(ev, rvg[hh][b], l_run[hh]);
                     pv[2 * hh + e] = ev;
                 } else {
-                    l_run[hh] += ev;
+                    if (!LPV) l_run[hh] += ev;
                     pv[2 * hh + e] = KIND == KIND_TOKEN ? ev * vg : ev;
                 }
             }
@@ -415,6 +417,26 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
             const int jj = j & 3;
             const uint32_t r0 = flamia_cvt_e4m3x2(pv[0], pv[1]);
             const uint32_t r1 = flamia_cvt_e4m3x2(pv[2], pv[3]);
+            if (LPV) {
+                /* the codes' values back in FP32 (E4M3 -> F16 -> F32, each exact), times the
+                 * block's 2^-eV_b (mxfp8) or the key's 2^-eV_j (mxfp8-exact: P carries 2^eV_j;
+                 * the reciprocal of a power of two by its bits, 2^127 for vg = 0, whose codes are 0) */
+                float w[2];
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                    w[e] = KIND == KIND_TOKEN ? __uint_as_float(0x7F000000u - __float_as_uint(col[8 * j + 2 * tq + e].y)) : 0.f;
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const float2 q = flamia_e4m3x2_values(hh ? r1 : r0);
+                    if (KIND == KIND_BLOCK) {
+                        l_run[hh] = fmaf(q.x, rvg[hh][b], l_run[hh]);
+                        l_run[hh] = fmaf(q.y, rvg[hh][b], l_run[hh]);
+                    } else {
+                        l_run[hh] = fmaf(q.x, w[0], l_run[hh]);
+                        l_run[hh] = fmaf(q.y, w[1], l_run[hh]);
+                    }
+                }
+            }
             const int base = 4 * b + ((jj >> 1) << 1);
             if ((jj & 1) == 0) {
                 pa[base] = r0;
@@ -437,6 +459,12 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
             const int kk = j >> 1, hi = j & 1;
             pa[4 * kk + 2 * hi] = bf16x2(pv[0], pv[1]);
             pa[4 * kk + 2 * hi + 1] = bf16x2(pv[2], pv[3]);
+            if (LPV) /* BF16 to FP32 is the bits shifted */
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const uint32_t w = pa[4 * kk + 2 * hi + hh];
+                    l_run[hh] += __uint_as_float(w << 16) + __uint_as_float(w & 0xFFFF0000u);
+                }
         }
     }
     return direct;
@@ -493,7 +521,7 @@ __device__ __forceinline__ float4 osum_fold(float4 s, const float (&fs)[2], cons
  * take items from the records until the end record (length < 0), so the next item's Q,
  * row constants and first tiles load under this item's last tiles and epilogue instead of
  * in a new CTA's prologue. */
-template <int KIND, int S, bool PP, bool DBG, bool SPLIT, bool DQZ = false>
+template <int KIND, int S, bool PP, bool DBG, bool SPLIT, bool DQZ = false, bool LPV = false>
 __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, const DbgOut &dbg) {
     using SM = Smem<KIND, S>;
     constexpr bool FP8 = KIND != KIND_BF16;
@@ -918,7 +946,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
         sched_done();
         wgmma_wait<0>();
         reg_fence(sacc);
-        direct &= softmax_tile<KIND, true, DBG, SPLIT>(sacc, pa, m_run, l_run, fo, crow, Erow, sCol + s0 * kBN, ndiag,
+        direct &= softmax_tile<KIND, true, DBG, SPLIT, LPV>(sacc, pa, m_run, l_run, fo, crow, Erow, sCol + s0 * kBN, ndiag,
                                                        len, p.causal, qi, tq, dr);
 
         /* oacc -> osum (after the P V wait, in the current frame); a plain store on the item's
@@ -971,7 +999,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             sched_done();
             wgmma_wait<1>();
             reg_fence(sacc);
-            direct &= softmax_tile<KIND, false, DBG, SPLIT>(sacc, pn, m_run, l_run, fo, crow, Erow, sCol + s * kBN,
+            direct &= softmax_tile<KIND, false, DBG, SPLIT, LPV>(sacc, pn, m_run, l_run, fo, crow, Erow, sCol + s * kBN,
                                                             ndiag - it, len, p.causal, qi, tq, dr);
             wgmma_wait<0>();
             reg_fence(oacc);
@@ -1089,10 +1117,12 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
     if (PP && cw == 0) named_sync(1, 256); /* warpgroup 1's last turn arrival */
 }
 
-template <int KIND, int S, bool PP, bool SPLIT, bool DQZ = false> /* DQZ: also zeroes p.dq_zero (never with SPLIT) */
+/* DQZ: also zeroes p.dq_zero (never with SPLIT); LPV: l adds P's rounded values (recipe
+ * row_sum = FLAMIA_ROWSUM_P_VALUES) */
+template <int KIND, int S, bool PP, bool SPLIT, bool DQZ = false, bool LPV = false>
 __global__ void __launch_bounds__(kThreads, 1)
     fwd_kernel(const __grid_constant__ FwdMaps maps, const Params p) {
-    fwd_body<KIND, S, PP, false, SPLIT, DQZ>(maps, p, DbgOut{});
+    fwd_body<KIND, S, PP, false, SPLIT, DQZ, LPV>(maps, p, DbgOut{});
 }
 /* debug instantiation: the same loop, capturing P codes and frames (FP8 kinds, 3 stages, ping-pong) */
 template <int KIND, bool SPLIT>
@@ -1139,14 +1169,21 @@ static cudaError_t launch_main_split(void (*main_kernel)(KernelArgs...), bool &a
     if (e == cudaSuccess) e = launch_grid(split_kernel, attr_split, bytes, prm, stream, args...);
     return e;
 }
-template <int KIND, int S, bool PP>
+template <int KIND, int S, bool PP, bool LPV>
 static cudaError_t launch(const Params &prm, const FwdMaps &map, cudaStream_t stream) {
     static bool attr = false, attr_dqz = false, attr_split = false;
     if (prm.dq_zero) /* the training call: the main launch also zeroes dq_accum (the SPLIT one recomputes items only) */
-        return launch_main_split(fwd_kernel<KIND, S, PP, false, true>, attr_dqz, fwd_kernel<KIND, S, PP, true>,
-                                 attr_split, Smem<KIND, S>::kBytes, prm, stream, map, prm);
-    return launch_main_split(fwd_kernel<KIND, S, PP, false>, attr, fwd_kernel<KIND, S, PP, true>, attr_split,
-                             Smem<KIND, S>::kBytes, prm, stream, map, prm);
+        return launch_main_split(fwd_kernel<KIND, S, PP, false, true, LPV>, attr_dqz,
+                                 fwd_kernel<KIND, S, PP, true, false, LPV>, attr_split, Smem<KIND, S>::kBytes, prm,
+                                 stream, map, prm);
+    return launch_main_split(fwd_kernel<KIND, S, PP, false, false, LPV>, attr, fwd_kernel<KIND, S, PP, true, false, LPV>,
+                             attr_split, Smem<KIND, S>::kBytes, prm, stream, map, prm);
+}
+/* the ping-pong choice (a dev knob) and the row-sum rule (the recipe's), as template arguments */
+template <int KIND, int S>
+static cudaError_t launch_kind(const Params &prm, const FwdMaps &map, bool pp, bool lpv, cudaStream_t stream) {
+    if (lpv) return pp ? launch<KIND, S, true, true>(prm, map, stream) : launch<KIND, S, false, true>(prm, map, stream);
+    return pp ? launch<KIND, S, true, false>(prm, map, stream) : launch<KIND, S, false, false>(prm, map, stream);
 }
 template <int KIND>
 static cudaError_t launch_dbg(const Params &prm, const FwdMaps &map, const DbgOut &dbg, cudaStream_t stream) {
@@ -1215,14 +1252,11 @@ cudaError_t flamia_sm90_forward(const struct flamia_sm90_problem *P, void *works
     Params prm;
     FwdMaps map;
     fwd_setup(P, workspace, o, lse, prm, map);
-    const bool pp = flamia_fwd_pingpong != 0;
+    const bool pp = flamia_fwd_pingpong != 0, lpv = P->row_sum_p_values != 0;
     switch (P->kind) {
-    case FLAMIA_SM90_BF16:
-        return pp ? launch<KIND_BF16, 2, true>(prm, map, stream) : launch<KIND_BF16, 2, false>(prm, map, stream);
-    case FLAMIA_SM90_MXFP8_EXACT:
-        return pp ? launch<KIND_TOKEN, 3, true>(prm, map, stream) : launch<KIND_TOKEN, 3, false>(prm, map, stream);
-    default:
-        return pp ? launch<KIND_BLOCK, 3, true>(prm, map, stream) : launch<KIND_BLOCK, 3, false>(prm, map, stream);
+    case FLAMIA_SM90_BF16: return launch_kind<KIND_BF16, 2>(prm, map, pp, lpv, stream);
+    case FLAMIA_SM90_MXFP8_EXACT: return launch_kind<KIND_TOKEN, 3>(prm, map, pp, lpv, stream);
+    default: return launch_kind<KIND_BLOCK, 3>(prm, map, pp, lpv, stream);
     }
 }
 

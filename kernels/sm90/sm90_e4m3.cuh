@@ -8,6 +8,7 @@
 #ifndef FLAMIA_SM90_E4M3_CUH
 #define FLAMIA_SM90_E4M3_CUH
 
+#include <cuda_fp16.h>
 #include <stdint.h>
 
 #include "flamia_formats.h"
@@ -33,6 +34,14 @@ __device__ __forceinline__ uint32_t flamia_e4m3x2_scale_f16(uint32_t codes16, ui
     asm("mul.rn.f16x2 %0, %0, %1;" : "+r"(h2) : "r"(f16x2));
     asm("cvt.rn.satfinite.e4m3x2.f16x2 %0, %1;" : "=h"(r) : "r"(h2));
     return r;
+}
+
+/* Two E4M3 codes (low byte first) to their two values as floats: E4M3 -> F16 -> F32, each
+ * step exact (every E4M3 value, subnormals included, is a normal F16). */
+__device__ __forceinline__ float2 flamia_e4m3x2_values(uint32_t codes16) {
+    uint32_t h2;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"((uint16_t)codes16));
+    return __half22float2(*reinterpret_cast<__half2 *>(&h2));
 }
 
 /* 2^-s (s >= 0) as two F16 values, the factor of flamia_e4m3x2_scale_f16: exact for s <= 24

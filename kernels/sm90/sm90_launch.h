@@ -51,6 +51,8 @@ struct flamia_sm90_problem {
     int qkt_in_quantize;          /* training call only: quantize writes qt_codes, kt_codes
                                      and the backward skips bwd_transpose (unless
                                      FLAMIA_SM90_QKT=bwd) */
+    int row_sum_p_values;         /* the forward's l adds P's rounded values (recipe row_sum =
+                                     FLAMIA_ROWSUM_P_VALUES, numerics.md 3.4) */
 };
 
 /* Workspace layout: regions aligned to 256 bytes, offsets from the workspace base.

@@ -71,9 +71,9 @@ int main(void) {
         ds.head_dim = 128;
         ds.max_seqlen = 90;
         const flamia_status st = flamia_cuda_workspace_size(&r, &ds, &bytes);
-        if (strstr(flamia_version_string(), "cuda"))
-            CHECK(st == FLAMIA_ERR_UNSUPPORTED && strstr(flamia_last_error(), "not implemented on the GPU"),
-                  "cuda, P-values rule: %s: %s", flamia_status_string(st), flamia_last_error());
+        if (strstr(flamia_version_string(), "cuda")) /* the kernels run the rule (no GPU here: a device error) */
+            CHECK(st == FLAMIA_OK || !strstr(flamia_last_error(), "not implemented on the GPU"),
+                  "cuda, P-values rule refused as a recipe: %s", flamia_last_error());
         else
             CHECK(st == FLAMIA_ERR_UNSUPPORTED, "cpu-only build: %s", flamia_status_string(st));
         printf("  %-34s -> %s: %s\n", "cuda workspace, P-values rule", flamia_status_string(st), flamia_last_error());

@@ -473,6 +473,11 @@ int main(void) {
         free(eager);
         free(replay);
         train_step_capture(preset, &rec, &sh, dq, dk, dv, ddo, dO, dlse, ddq, ddk, ddv, ws, wsb, nq, nk, st);
+        if (pass == 0) { /* the row-sum rule of P's values: the training call's own forward instantiation */
+            flamia_recipe lp = rec;
+            lp.row_sum = FLAMIA_ROWSUM_P_VALUES;
+            train_step_capture("mxfp8 l=P", &lp, &sh, dq, dk, dv, ddo, dO, dlse, ddq, ddk, ddv, ws, wsb, nq, nk, st);
+        }
         const train_call c = {&rec, &sh, dq, dk, dv, ddo, dO, ddq, ddk, ddv, dlse, ws, wsb, st, FLAMIA_OK, ""};
         if (pass == 0) train_step_other_thread(c, nq, nk);
         /* the FP8 kinds; not under compute-sanitizer (FLAMIA_TEST_SMALL), whose racecheck it

@@ -131,12 +131,17 @@ static void check_order(const char *label, const char *preset, const void *ws, c
     free(got), free(items);
 }
 
+/* Set for one case per preset: row_sum = FLAMIA_ROWSUM_P_VALUES (numerics.md 3.4). The backward
+ * follows the forward's l through lse; the reference is of the same recipe. */
+static int g_row_sum_p;
+
 static void run_case(const char *label, const char *preset, int hadamard, int causal, const int32_t *cu, int ndocs,
                      int Hq, int Hkv, rng_t *r) {
     const int T = cu[ndocs], D = 128;
     flamia_recipe rec;
     FL(flamia_recipe_preset(preset, &rec));
     rec.hadamard = hadamard;
+    if (g_row_sum_p) rec.row_sum = FLAMIA_ROWSUM_P_VALUES;
     const size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
     float *q = xmalloc(nq * 4), *k = xmalloc(nk * 4), *v = xmalloc(nk * 4), *g = xmalloc(nq * 4);
     uint16_t *bq = xmalloc(nq * 2), *bk = xmalloc(nk * 2), *bv = xmalloc(nk * 2), *bg = xmalloc(nq * 2);
@@ -347,6 +352,11 @@ int main(void) {
         g_zero_ends = 1;
         run_case("random packed, zero Q K V dO at document ends", p, 0, 1, cu, n, 4, 2, &r);
         g_zero_ends = 0;
+        n = random_lens(&r, 900, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        g_row_sum_p = 1;
+        run_case("GQA 8/2, l of P values", p, 0, 1, cu, n, 8, 2, &r);
+        g_row_sum_p = 0;
     }
     int n = random_lens(&r, 1000, lens, CAP);
     cu_from_lens(lens, n, cu);

@@ -83,6 +83,16 @@ static float g_softmax_scale;
  * k = 32 products), -5.0 % without the sum. */
 static double g_v_mean;
 static const double kFwdBias = 0x1p-7;
+/* Set for some cases: the recipe's row_sum = FLAMIA_ROWSUM_P_VALUES (numerics.md 3.4: l adds
+ * P's rounded values), against the reference of that same recipe and the same bounds. */
+static int g_row_sum_p;
+/* Set for two cases: V = 1 everywhere. With the P-values rule every O element is then 1 up to
+ * BF16's step below 1 (2^-9) and the FP8 accumulator's truncation (small for documents of a
+ * few hundred tokens): max |O - 1| <= kOnesBound. With the default rule (l of the unquantized
+ * exponentials) an FP8 recipe's O is off by E4M3's rounding of P: the case asserts that it
+ * sees more than the bound there, so the check can tell the rules apart. */
+static int g_v_ones;
+static const double kOnesBound = 0x1p-8;
 /* Set for a diagnostic run: printed, not asserted (the V + 1 case without the FP32 sum) */
 static int g_diagnostic;
 
@@ -97,6 +107,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     flamia_recipe rec;
     FL(flamia_recipe_preset(preset, &rec));
     rec.hadamard = hadamard;
+    if (g_row_sum_p) rec.row_sum = FLAMIA_ROWSUM_P_VALUES;
     size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
     float *q = xmalloc(nq * 4), *k = xmalloc(nk * 4), *v = xmalloc(nk * 4);
     uint16_t *bq = xmalloc(nq * 2), *bk = xmalloc(nk * 2), *bv = xmalloc(nk * 2);
@@ -116,6 +127,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
         zero_doc_ends(v, bv, cu, ndocs, (size_t)Hkv * D, 40);
     }
     if (g_v_mean != 0) add_mean(v, bv, nk, g_v_mean);
+    for (size_t i = 0; g_v_ones && i < nk; i++) v[i] = 1.0f, bv[i] = 0x3F80u;
 
     /* CPU reference of the same recipe, and the FP64 textbook for scale */
     flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, g_softmax_scale, max_len(cu, ndocs)};
@@ -227,6 +239,18 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     if (g_v_mean != 0)
         printf("%-28s %-11s O signed error at positions >= 1024: %+.3e of |O_ref| (bound %.1e)%s\n", label, preset, bias,
                kFwdBias, g_diagnostic ? ", diagnostic, not asserted" : "");
+    if (g_v_ones) {
+        double ones = 0;
+        for (size_t i = 0; i < nq; i++) ones = fmax(ones, fabs((double)flamia_bf16_value(o_gpu[i]) - 1.0));
+        printf("%-28s %-11s V = 1, row sum of %s: max |O - 1| = %.3e (bound %.1e)\n", label, preset,
+               g_row_sum_p ? "P values" : "exponentials", ones, kOnesBound);
+        if (g_row_sum_p)
+            EXPECT(ones <= kOnesBound, "%s %s: max |O - 1| = %.3e > %.1e with l of P values", label, preset, ones,
+                   kOnesBound);
+        else if (fp8)
+            EXPECT(ones > kOnesBound, "%s %s: max |O - 1| = %.3e: the default rule should be visibly off", label,
+                   preset, ones);
+    }
     if (g_diagnostic) goto done;
     if (g_v_mean != 0)
         EXPECT(fabs(bias) <= kFwdBias, "%s %s: O signed error %.3e of |O_ref| at positions >= 1024 > %.1e", label,
@@ -333,6 +357,18 @@ int main(void) {
             FL(flamia_cuda_set_o_sum_interval(keep));
         }
         g_v_mean = 0;
+        /* the P-values row sum: main and split launches, the tiny-V clamp, V = 1 both ways */
+        g_row_sum_p = 1;
+        n = random_lens(&r, 900, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        run_case("GQA 8/2, l of P values", p, 0, 1, cu, n, 8, 2, 128, 1.0, 1.0, 0, &r);
+        run_case("huge logits, l of P values", p, 0, 1, cu, n, 4, 2, 128, 40.0, 1.0, 1, &r);
+        run_case("tiny V, l of P values", p, 0, 1, cu, n, 4, 2, 128, 1.0, 0x1p-72, pi == 0 ? 1 : -1, &r);
+        g_v_ones = 1;
+        run_case("V = 1, l of P values", p, 0, 1, cu, n, 4, 2, 128, 1.0, 1.0, 0, &r);
+        g_row_sum_p = 0;
+        run_case("V = 1, l of exponentials", p, 0, 1, cu, n, 4, 2, 128, 1.0, 1.0, 0, &r);
+        g_v_ones = 0;
     }
     int n = random_lens(&r, 1000, lens, CAP);
     cu_from_lens(lens, n, cu);

@@ -1,0 +1,52 @@
+#!/bin/bash
+# Fifty-fourth session: the forward's row sum over P's rounded values (recipe row_sum =
+# FLAMIA_ROWSUM_P_VALUES, the kernels' LPV instantiations; numerics.md 3.4) on the H200.
+# Stage "all": build, then test_gpu_forward (new cases "... l of P values" per preset, and V = 1
+# both ways: max |O - 1| <= 2^-8 with P values, visibly more with the default rule),
+# test_gpu_backward ("GQA 8/2, l of P values") and test_gpu_api (train_step "mxfp8 l=P": the
+# training call's instantiation, captured and eager, against the separate calls), then latency
+# round 1. Stage "lat2": latency round 2 with the recipe order reversed (drift cancels in the mean).
+# Prediction (SASS here, per 64 values of a tile and thread: +32 F2FP unpacks, +64 HADD2.F32,
+# +16 PRMT, ~+110 instructions on ~1000 of softmax): mxfp8 forward +3..+8 % if the unpacks
+# share the exponentials' pipe, about +0..+3 % if not; training call about half of that.
+# Decision rule: <= 3 % on the forward at 16x4096 -> offer it and recommend it for training
+# (docs); above -> offer it, say the cost, and count the integer-decode form next.
+# Usage (device, repo root): bash dev/sessions/fifty-fourth_lsum.sh [all|lat2]
+export PATH=/usr/local/cuda/bin:$PATH
+. dev/device_lib.sh
+if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
+stage=${1:-all}
+rc=0
+if [ "$stage" = all ]; then
+  for t in test_gpu_forward test_gpu_backward test_gpu_api; do
+    timeout 150 $B/tests/gpu/$t > "$OUT/$t.log" 2>&1
+    r=$?; [ $r -eq 0 ] || rc=1
+    echo "== $t rc=$r ($(dev_elapsed) s)"
+    grep -E "l of P values|V = 1|l=P|FAIL" "$OUT/$t.log" | cut -c1-230 | head -40
+    tail -n 1 "$OUT/$t.log"
+  done
+fi
+rec="mxfp8,mxfp8-lsum,mxfp8-exact,mxfp8-exact-lsum,bf16,bf16-lsum"
+[ "$stage" = lat2 ] && rec="bf16-lsum,bf16,mxfp8-exact-lsum,mxfp8-exact,mxfp8-lsum,mxfp8"
+timeout 300 $B/experiments/latency/latency --workloads 16x4096,64x1024,logu-16k --recipes $rec --passes fwd,train \
+  --pass-budget 2 --verify-rows 128 --out "$OUT/lsum_$stage.h5" > "$OUT/lsum_$stage.log" 2>&1 || { echo "latency rc=$?"; tail -5 "$OUT/lsum_$stage.log"; rc=1; }
+python3 - "$OUT"/lsum_*.h5 <<'PY'
+import sys, h5py, collections
+ms, ok = collections.defaultdict(list), {}
+for fn in sys.argv[1:]:
+    f = h5py.File(fn, "r"); t = f["timings"]
+    for w, s, p, m in zip(t["workload"][...], t["system"][...], t["pass"][...], t["ms"][...]):
+        ms[(w.decode(), s.decode(), p.decode())].append(float(m))
+    v = f["verify"]
+    for i in range(v["ok"].shape[0]):
+        ok[(v["workload"][i].decode(), v["recipe"][i].decode())] = int(v["ok"][i])
+print("files: %d; verify not ok: %s" % (len(sys.argv) - 1, [k for k, x in ok.items() if not x] or "none"))
+print("| workload | recipe | pass | default ms | l of P values ms | cost |")
+print("|---|---|---|---|---|---|")
+for (w, s, p), v in ms.items():
+    if s.endswith("-lsum") or (w, s + "-lsum", p) not in ms: continue
+    a, b = sum(v) / len(v), sum(ms[(w, s + "-lsum", p)]) / len(ms[(w, s + "-lsum", p)])
+    print("| %s | %s | %s | %.3f | %.3f | %+.1f %% |" % (w, s[7:], p, a, b, 100 * (b / a - 1)))
+PY
+echo "all: rc=$rc ($(dev_elapsed) s)"
+exit $rc
