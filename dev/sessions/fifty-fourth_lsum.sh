@@ -11,14 +11,18 @@
 # share the exponentials' pipe, about +0..+3 % if not; training call about half of that.
 # Decision rule: <= 3 % on the forward at 16x4096 -> offer it and recommend it for training
 # (docs); above -> offer it, say the cost, and count the integer-decode form next.
-# Usage (device, repo root): bash dev/sessions/fifty-fourth_lsum.sh [all|lat2]
+# First run (2 min build, 3 tests): backward and api ok; forward's new V = 1 cases failed on
+# bounds that do not apply (ratios to the reference's error, 0 with V = 1), mxfp8-exact's
+# max |O - 1| 2^-7 > 2^-8 and bf16's lse 7.3e-3 > 2e-3 (the bounds now say why: test_gpu_forward.c);
+# latency refused PRESET-lsum in the common option check (fixed). Second run: TESTS=test_gpu_forward.
+# Usage (device, repo root): [TESTS="..."] bash dev/sessions/fifty-fourth_lsum.sh [all|lat2]
 export PATH=/usr/local/cuda/bin:$PATH
 . dev/device_lib.sh
 if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
 stage=${1:-all}
 rc=0
 if [ "$stage" = all ]; then
-  for t in test_gpu_forward test_gpu_backward test_gpu_api; do
+  for t in ${TESTS:-test_gpu_forward test_gpu_backward test_gpu_api}; do
     timeout 150 $B/tests/gpu/$t > "$OUT/$t.log" 2>&1
     r=$?; [ $r -eq 0 ] || rc=1
     echo "== $t rc=$r ($(dev_elapsed) s)"

@@ -338,7 +338,7 @@ int xp_opts_finish(xp_opts *o) {
         flamia_recipe r;
         char **v = xp_split_list(o->recipes, NULL);
         for (char **p = v; *p; p++)
-            if (flamia_recipe_preset(*p, &r) != FLAMIA_OK) {
+            if (xp_recipe_by_name(*p, &r) != FLAMIA_OK) {
                 fprintf(stderr, "error: --recipes: %s\n", flamia_last_error());
                 xp_strv_free(v);
                 return -1;
@@ -358,7 +358,8 @@ void xp_print_common_usage(const xp_opts *d) {
            "  --heads N            query heads (default: the workload's, 16; GQA ratio kept)\n"
            "  --workloads LIST     comma list of catalogue names or specs (AxL+B..., logu:T:min:max:seed)\n"
            "                       (default %s)\n"
-           "  --recipes LIST       comma list of recipe presets (default %s)\n"
+           "  --recipes LIST       comma list of recipe presets (default %s); PRESET-lsum is the\n"
+           "                       preset with l summed over P's rounded values (numerics.md 3.4)\n"
            "  --outliers N         K outlier channels per head (default %d; 0: plain randn)\n"
            "  --outlier-scale X    their multiplier (default %g)\n"
            "  --oracle cpu|gpu     where the FP64 ground truth runs (default cpu; gpu: cuBLAS FP64,\n"

@@ -288,8 +288,6 @@ static void usage(const xp_opts *d) {
            "backward, and the whole training call (train_step) replayed from a CUDA graph. Median of\n"
            "CUDA-event timings after warm-up, causal-discounted TFLOP/s, quantize bytes/s against the\n"
            "measured copy ceiling. Verifies each case before timing it.\n"
-           "--recipes takes presets or PRESET-lsum (the preset with l summed over P's rounded values,\n"
-           "docs/numerics.md 3.4; system flamia-PRESET-lsum).\n"
            "Driver options:\n"
            "  --passes LIST        comma list of quant, fwd, fwd+quant, bwd, train (default all)\n"
            "  --warmup N           untimed calls before timing (default 10)\n"

@@ -87,12 +87,21 @@ static const double kFwdBias = 0x1p-7;
  * P's rounded values), against the reference of that same recipe and the same bounds. */
 static int g_row_sum_p;
 /* Set for two cases: V = 1 everywhere. With the P-values rule every O element is then 1 up to
- * BF16's step below 1 (2^-9) and the FP8 accumulator's truncation (small for documents of a
- * few hundred tokens): max |O - 1| <= kOnesBound. With the default rule (l of the unquantized
- * exponentials) an FP8 recipe's O is off by E4M3's rounding of P: the case asserts that it
- * sees more than the bound there, so the check can tell the rules apart. */
+ * BF16's steps below 1 (2^-8) and the FP8 accumulator's truncation of P V (a downward bias,
+ * see g_v_mean): max |O - 1| <= kOnesBound = 2^-6. The H200 measured 2^-8 (mxfp8) and 2^-7
+ * (mxfp8-exact), one and two steps, on documents of <= 900 tokens, 0 for bf16. With the
+ * default rule (l of the unquantized exponentials) an FP8 recipe's O is off by E4M3's rounding
+ * of P (measured 5.1-5.5e-2): the case asserts more than the bound there, so the check tells
+ * the rules apart. The O bounds relative to the reference's error vs FP64 do not apply (that
+ * error is 0 with V = 1); lse's do. */
 static int g_v_ones;
-static const double kOnesBound = 0x1p-8;
+static const double kOnesBound = 0x1p-6;
+/* bf16 lse with the P-values rule: l adds BF16-rounded P, and where ex2.approx and the
+ * reference's exp2 land on two sides of a BF16 rounding midpoint a value moves by one BF16
+ * step, up to 2^-7 of itself; in a row one value dominates (huge logits) that is l's relative
+ * error, so lse's bound is ln(1 + 2^-7) (H200: 7.3e-3 measured; the default rule's l is the
+ * unquantized FP32 sum, hence its 2e-3). */
+static const double kLseBf16PValues = 7.79e-3;
 /* Set for a diagnostic run: printed, not asserted (the V + 1 case without the FP32 sum) */
 static int g_diagnostic;
 
@@ -240,10 +249,13 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
         printf("%-28s %-11s O signed error at positions >= 1024: %+.3e of |O_ref| (bound %.1e)%s\n", label, preset, bias,
                kFwdBias, g_diagnostic ? ", diagnostic, not asserted" : "");
     if (g_v_ones) {
-        double ones = 0;
-        for (size_t i = 0; i < nq; i++) ones = fmax(ones, fabs((double)flamia_bf16_value(o_gpu[i]) - 1.0));
-        printf("%-28s %-11s V = 1, row sum of %s: max |O - 1| = %.3e (bound %.1e)\n", label, preset,
-               g_row_sum_p ? "P values" : "exponentials", ones, kOnesBound);
+        double ones = 0, mean = 0;
+        for (size_t i = 0; i < nq; i++) {
+            const double d = (double)flamia_bf16_value(o_gpu[i]) - 1.0;
+            ones = fmax(ones, fabs(d)), mean += d / (double)nq;
+        }
+        printf("%-28s %-11s V = 1, row sum of %s: max |O - 1| = %.3e (bound %.1e), mean O - 1 = %+.2e\n", label,
+               preset, g_row_sum_p ? "P values" : "exponentials", ones, kOnesBound, mean);
         if (g_row_sum_p)
             EXPECT(ones <= kOnesBound, "%s %s: max |O - 1| = %.3e > %.1e with l of P values", label, preset, ones,
                    kOnesBound);
@@ -256,7 +268,11 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
         EXPECT(fabs(bias) <= kFwdBias, "%s %s: O signed error %.3e of |O_ref| at positions >= 1024 > %.1e", label,
                preset, bias, kFwdBias);
     EXPECT(c.nonfinite == 0, "%s %s: %ld outputs unwritten or non-finite", label, preset, c.nonfinite);
-    if (fp8) {
+    if (fp8 && g_v_ones) { /* O: the V = 1 bound above */
+        EXPECT(c.rms_lse <= kHwRatio * c.rms_lse64 && c.max_lse <= kHwRatio * c.max_lse64,
+               "%s %s: lse GPU-vs-ref (rms %.3e, max %.3e) > %.2f x ref-vs-FP64 (rms %.3e, max %.3e)", label, preset,
+               c.rms_lse, c.max_lse, kHwRatio, c.rms_lse64, c.max_lse64);
+    } else if (fp8) {
         EXPECT(c.rel_l2 <= kFwdRatio * c.rel_l2_f64, "%s %s: O GPU-vs-ref %.3e > %.2f x ref-vs-FP64 %.3e", label,
                preset, c.rel_l2, kFwdRatio, c.rel_l2_f64);
         EXPECT(c.gpu_f64 <= kHwF64Slack * c.rel_l2_f64, "%s %s: O GPU-vs-FP64 %.3e > %.2f x ref-vs-FP64 %.3e", label,
@@ -270,7 +286,8 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     } else {
         EXPECT(c.rel_l2 <= 4e-3, "%s %s: O relative L2 error %.3e > 4e-3", label, preset, c.rel_l2);
         EXPECT(c.max_rel <= 2e-2, "%s %s: max |dO| / max |O| = %.3e > 2e-2", label, preset, c.max_rel);
-        EXPECT(c.max_lse <= 2e-3, "%s %s: max |d lse| = %.3e > 2e-3", label, preset, c.max_lse);
+        const double lse_bound = g_row_sum_p ? kLseBf16PValues : 2e-3;
+        EXPECT(c.max_lse <= lse_bound, "%s %s: max |d lse| = %.3e > %.2e", label, preset, c.max_lse, lse_bound);
     }
 
 done:
