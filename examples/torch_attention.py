@@ -211,6 +211,9 @@ def flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8", lib=None, 
                      softmax_scale=None):
     """what a model calls per attention layer: O of the packed attention, differentiable;
     the library is loaded once per path (default: FLAMIA_LIB, else build/kernels/libflamia.so).
+    recipe: "mxfp8", "mxfp8-exact" or "bf16", or any of them as "PRESET-lsum" (the row sum l over
+    P's rounded values, so each row of P / l sums to one: docs/numerics.md 3.4 on why training
+    may want it).
     causal: inside each document (never across documents either way); softmax_scale: the
     factor on Q K^T (None: 1/sqrt(D)).
     check_finite: raise FloatingPointError when Q, K, V (forward) or dO (backward) hold a NaN or
@@ -339,7 +342,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--lib", default=os.environ.get("FLAMIA_LIB", os.path.join(here, "..", "build", "kernels",
                                                                               "libflamia.so")))
-    ap.add_argument("--recipe", default="mxfp8", help="bf16, mxfp8 or mxfp8-exact")
+    ap.add_argument("--recipe", default="mxfp8", help="bf16, mxfp8 or mxfp8-exact, or PRESET-lsum (l over P's rounded values)")
     ap.add_argument("--lengths", default="1000,1,333,2048,129", help="document lengths of the pack")
     ap.add_argument("--heads", default="16,4", help="query heads, kv heads")
     ap.add_argument("--deterministic", action="store_true",

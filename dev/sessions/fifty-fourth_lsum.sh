@@ -15,7 +15,8 @@
 # bounds that do not apply (ratios to the reference's error, 0 with V = 1), mxfp8-exact's
 # max |O - 1| 2^-7 > 2^-8 and bf16's lse 7.3e-3 > 2e-3 (the bounds now say why: test_gpu_forward.c);
 # latency refused PRESET-lsum in the common option check (fixed). Second run: TESTS=test_gpu_forward.
-# Usage (device, repo root): [TESTS="..."] bash dev/sessions/fifty-fourth_lsum.sh [all|lat2]
+# The library now takes the names PRESET-lsum itself (flamia_recipe_preset).
+# Usage (device, repo root): [TESTS="..."] [RECIPES=a,b] [WL=w1,w2] bash dev/sessions/fifty-fourth_lsum.sh [all|lat2]
 export PATH=/usr/local/cuda/bin:$PATH
 . dev/device_lib.sh
 if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
@@ -30,9 +31,9 @@ if [ "$stage" = all ]; then
     tail -n 1 "$OUT/$t.log"
   done
 fi
-rec="mxfp8,mxfp8-lsum,mxfp8-exact,mxfp8-exact-lsum,bf16,bf16-lsum"
-[ "$stage" = lat2 ] && rec="bf16-lsum,bf16,mxfp8-exact-lsum,mxfp8-exact,mxfp8-lsum,mxfp8"
-timeout 300 $B/experiments/latency/latency --workloads 16x4096,64x1024,logu-16k --recipes $rec --passes fwd,train \
+rec=${RECIPES:-mxfp8,mxfp8-lsum,mxfp8-exact,mxfp8-exact-lsum}
+[ "$stage" = lat2 ] && rec=$(echo "$rec" | tr , '\n' | tac | paste -sd,)
+timeout 300 $B/experiments/latency/latency --workloads ${WL:-16x4096,64x1024} --recipes $rec --passes fwd,train \
   --pass-budget 2 --verify-rows 128 --out "$OUT/lsum_$stage.h5" > "$OUT/lsum_$stage.log" 2>&1 || { echo "latency rc=$?"; tail -5 "$OUT/lsum_$stage.log"; rc=1; }
 python3 - "$OUT"/lsum_*.h5 <<'PY'
 import sys, h5py, collections

@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
         xp_result_alloc(&r, w);
         for (int ri = 0; ri < nr; ri++) {
             flamia_recipe rc;
-            xp_recipe_by_name(rl[ri], &rc);
+            flamia_recipe_preset(rl[ri], &rc);
             double t0 = xp_now();
             if (xp_run(&o, &rc, w, &in, &r) < 0) return 1;
             double sec = xp_now() - t0;

@@ -163,21 +163,6 @@ char **xp_recipe_names(const char *recipes, int *n) {
     return v;
 }
 
-flamia_status xp_recipe_by_name(const char *name, flamia_recipe *out) {
-    static const char lsum[] = "-lsum";
-    const size_t n = strlen(name), k = sizeof lsum - 1;
-    if (n > k && !strcmp(name + n - k, lsum)) {
-        char base[64];
-        if (n - k >= sizeof base) return flamia_recipe_preset(name, out); /* refused with its message */
-        memcpy(base, name, n - k);
-        base[n - k] = '\0';
-        const flamia_status st = flamia_recipe_preset(base, out);
-        if (st == FLAMIA_OK) out->row_sum = FLAMIA_ROWSUM_P_VALUES;
-        return st;
-    }
-    return flamia_recipe_preset(name, out);
-}
-
 int xp_base_recipe(const xp_opts *o, const char *base, const char *varies, flamia_recipe *out) {
     if (o->recipes) {
         fprintf(stderr, "error: %s varies %s: use --base, not --recipes\n", o->experiment, varies);
@@ -338,7 +323,7 @@ int xp_opts_finish(xp_opts *o) {
         flamia_recipe r;
         char **v = xp_split_list(o->recipes, NULL);
         for (char **p = v; *p; p++)
-            if (xp_recipe_by_name(*p, &r) != FLAMIA_OK) {
+            if (flamia_recipe_preset(*p, &r) != FLAMIA_OK) {
                 fprintf(stderr, "error: --recipes: %s\n", flamia_last_error());
                 xp_strv_free(v);
                 return -1;

@@ -118,9 +118,6 @@ void xp_strv_free(char **v);
 double xp_median(double *v, size_t n);
 /* The recipe list of --recipes, or every preset when it is NULL (free with xp_strv_free). */
 char **xp_recipe_names(const char *recipes, int *n);
-/* A preset by name, or PRESET-lsum: the preset with row_sum = FLAMIA_ROWSUM_P_VALUES (l over
- * P's rounded values, docs/numerics.md 3.4); flamia_recipe_preset's status and message. */
-flamia_status xp_recipe_by_name(const char *name, flamia_recipe *out);
 /* Drivers that vary one recipe take it as --base: refuses --recipes (saying the driver varies
  * `varies`) and an unknown preset, with a message; 0 or -1. */
 int xp_base_recipe(const xp_opts *o, const char *base, const char *varies, flamia_recipe *out);

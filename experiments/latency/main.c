@@ -539,7 +539,7 @@ int main(int argc, char **argv) {
             memset(rs, 0, sizeof *rs);
             rs->q_ms = rs->q_min = rs->rel = rs->rel64 = rs->bound = NAN;
             rs->eflag = rs->grads_finite = rs->train_finite = -1;
-            if (xp_recipe_by_name(rl[ri], &rs->rec) != FLAMIA_OK) xp_die("%s", flamia_last_error());
+            if (flamia_recipe_preset(rl[ri], &rs->rec) != FLAMIA_OK) xp_die("%s", flamia_last_error());
             if (flamia_cuda_workspace_size(&rs->rec, &sh, &rs->wsb) != FLAMIA_OK) {
                 fprintf(stderr, "latency: %s %s: %s (skipped)\n", w->name, rl[ri], flamia_last_error());
                 continue;

@@ -247,7 +247,7 @@ int main(int argc, char **argv) {
         }
         for (int ri = 0; ri < nr; ri++) {
             flamia_recipe rc;
-            xp_recipe_by_name(rl[ri], &rc);
+            flamia_recipe_preset(rl[ri], &rc);
             xp_result r0, r1;
             xp_result_alloc(&r0, w);
             xp_result_alloc(&r1, w);

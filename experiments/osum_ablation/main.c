@@ -165,7 +165,7 @@ int main(int argc, char **argv) {
         const double flops = 4.0 * w->head_dim * xp_workload_causal_pairs(w) * w->heads_q;
         for (int ri = 0; ri < nrec; ri++) {
             flamia_recipe r;
-            if (xp_recipe_by_name(recs[ri], &r) != FLAMIA_OK) {
+            if (flamia_recipe_preset(recs[ri], &r) != FLAMIA_OK) {
                 fprintf(stderr, "error: recipe %s: %s\n", recs[ri], flamia_last_error());
                 goto done;
             }

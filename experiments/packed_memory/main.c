@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
         for (int ri = 0; ri < nrec; ri++) {
             flamia_recipe r;
             pm_cost cost[2];
-            if (xp_recipe_by_name(recs[ri], &r) != FLAMIA_OK) {
+            if (flamia_recipe_preset(recs[ri], &r) != FLAMIA_OK) {
                 fprintf(stderr, "error: recipe %s: %s\n", recs[ri], flamia_last_error());
                 goto next_fail;
             }

@@ -110,10 +110,12 @@ typedef enum {
 
 /* What the forward's row sum l (softmax's normalizer, and lse) adds up (docs/numerics.md 3.4). */
 typedef enum {
-    FLAMIA_ROWSUM_EXPONENTIALS = 0, /* the unquantized exponentials (the kernels; the default) */
+    FLAMIA_ROWSUM_EXPONENTIALS = 0, /* the unquantized exponentials (the default, as attention
+                                     * kernels commonly do) */
     FLAMIA_ROWSUM_P_VALUES          /* the values P V uses (P's quantized values), so each row of
                                      * P / l sums to one and softmax's gradient keeps its zero row
-                                     * sums: CPU reference only */
+                                     * sums (the CPU reference and the kernels; preset names
+                                     * "PRESET-lsum") */
 } flamia_row_sum;
 
 /* A recipe: every quantization decision of the forward and the backward.
@@ -142,7 +144,8 @@ typedef struct {
     flamia_row_sum row_sum;       /* what l adds up (appended in 0.1: sizeof grew) */
 } flamia_recipe;
 
-/* Presets: "bf16" "mxfp8" "mxfp8-exact" "nvfp4" "fp8-tensor" "mx-floor".
+/* Presets: "bf16" "mxfp8" "mxfp8-exact" "nvfp4" "fp8-tensor" "mx-floor", and each of them
+ * as "PRESET-lsum": row_sum = FLAMIA_ROWSUM_P_VALUES (docs/numerics.md 3.4).
  * Returns FLAMIA_ERR_INVALID for an unknown name (out untouched). */
 flamia_status flamia_recipe_preset(const char *name, flamia_recipe *out);
 /* NULL-terminated list of preset names, in a stable order. */

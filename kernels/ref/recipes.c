@@ -34,35 +34,54 @@ static flamia_recipe mxfp8(void) {
     return r;
 }
 
-flamia_status flamia_recipe_preset(const char *name, flamia_recipe *out) {
-    if (!name || !out) return flamia_fail(FLAMIA_ERR_INVALID, "flamia_recipe_preset: NULL argument");
-    flamia_recipe r = mxfp8();
+/* The preset called `name` into *r; 0, or -1 for no such preset. */
+static int base_preset(const char *name, flamia_recipe *r) {
+    *r = mxfp8();
     if (!strcmp(name, "mxfp8")) {
     } else if (!strcmp(name, "bf16")) {
         flamia_operand_quant b = oq(FLAMIA_FMT_BF16, FLAMIA_GRAN_TOKEN, FLAMIA_EXP_CEIL);
-        r.q_score = r.k_score = r.q = r.k = r.v = r.dout = b;
-        r.p_format = FLAMIA_FMT_BF16;
-        r.p_offset_log2 = 0;
-        r.ds_format = FLAMIA_FMT_BF16;
+        r->q_score = r->k_score = r->q = r->k = r->v = r->dout = b;
+        r->p_format = FLAMIA_FMT_BF16;
+        r->p_offset_log2 = 0;
+        r->ds_format = FLAMIA_FMT_BF16;
     } else if (!strcmp(name, "mxfp8-exact")) {
         flamia_operand_quant t = oq(FLAMIA_FMT_E4M3, FLAMIA_GRAN_TOKEN, FLAMIA_EXP_CEIL);
-        r.q_score = r.k_score = r.q = r.k = r.v = r.dout = t;
-        r.ds_scale = FLAMIA_DS_ROW32;
+        r->q_score = r->k_score = r->q = r->k = r->v = r->dout = t;
+        r->ds_scale = FLAMIA_DS_ROW32;
     } else if (!strcmp(name, "nvfp4")) {
-        r.q_score = r.k_score = oq(FLAMIA_FMT_NVFP4, FLAMIA_GRAN_TOKEN_BLOCK, FLAMIA_EXP_CEIL);
+        r->q_score = r->k_score = oq(FLAMIA_FMT_NVFP4, FLAMIA_GRAN_TOKEN_BLOCK, FLAMIA_EXP_CEIL);
     } else if (!strcmp(name, "fp8-tensor")) {
         flamia_operand_quant t = oq(FLAMIA_FMT_E4M3, FLAMIA_GRAN_TENSOR, FLAMIA_EXP_CEIL);
-        r.q_score = r.k_score = r.q = r.k = r.v = r.dout = t;
-        r.ds_scale = FLAMIA_DS_TENSOR;
+        r->q_score = r->k_score = r->q = r->k = r->v = r->dout = t;
+        r->ds_scale = FLAMIA_DS_TENSOR;
     } else if (!strcmp(name, "mx-floor")) {
         flamia_operand_quant f = oq(FLAMIA_FMT_E4M3, FLAMIA_GRAN_TOKEN_BLOCK, FLAMIA_EXP_FLOOR_OCP);
-        r.q_score = r.k_score = r.q = r.k = r.v = r.dout = f;
-        r.ds_exp_rule = FLAMIA_EXP_FLOOR_OCP;
+        r->q_score = r->k_score = r->q = r->k = r->v = r->dout = f;
+        r->ds_exp_rule = FLAMIA_EXP_FLOOR_OCP;
     } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* PRESET-lsum: the preset with l over P's rounded values (docs/numerics.md 3.4) */
+static const char kLsum[] = "-lsum";
+
+flamia_status flamia_recipe_preset(const char *name, flamia_recipe *out) {
+    if (!name || !out) return flamia_fail(FLAMIA_ERR_INVALID, "flamia_recipe_preset: NULL argument");
+    const size_t n = strlen(name), k = sizeof kLsum - 1;
+    const int lsum = n > k && !strcmp(name + n - k, kLsum);
+    char base[sizeof out->name];
+    flamia_recipe r;
+    if (n < sizeof base) { /* the name without its suffix */
+        memcpy(base, name, lsum ? n - k : n);
+        base[lsum ? n - k : n] = '\0';
+    }
+    if (n >= sizeof base || base_preset(base, &r))
         return flamia_fail(FLAMIA_ERR_INVALID,
                            "unknown recipe preset '%s' (known: bf16 mxfp8 mxfp8-exact nvfp4 "
-                           "fp8-tensor mx-floor)", name);
-    }
+                           "fp8-tensor mx-floor, each also as PRESET-lsum)", name);
+    if (lsum) r.row_sum = FLAMIA_ROWSUM_P_VALUES;
     snprintf(r.name, sizeof r.name, "%s", name);
     *out = r;
     return FLAMIA_OK;

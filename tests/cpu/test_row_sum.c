@@ -43,6 +43,36 @@ int main(void) {
                   "would not see a wrong rule", presets[p], worst[0]);
     }
 
+    /* the preset names PRESET-lsum: the preset with the P-values rule, nothing else changed; a
+     * suffix on no preset, a doubled suffix and the bare suffix are unknown, out untouched */
+    {
+        const char *const *names = flamia_recipe_preset_names();
+        for (int i = 0; names[i]; i++) {
+            char lname[64];
+            snprintf(lname, sizeof lname, "%s-lsum", names[i]);
+            flamia_recipe a, b;
+            CHECK(flamia_recipe_preset(names[i], &a) == FLAMIA_OK && flamia_recipe_preset(lname, &b) == FLAMIA_OK,
+                  "%s: %s", lname, flamia_last_error());
+            CHECK(b.row_sum == FLAMIA_ROWSUM_P_VALUES && !strcmp(b.name, lname), "%s: rule %d, name %s", lname,
+                  (int)b.row_sum, b.name);
+            b.row_sum = a.row_sum;
+            memcpy(b.name, a.name, sizeof b.name);
+            CHECK(!memcmp(&a, &b, sizeof a), "%s differs from %s beyond row_sum and name", lname, names[i]);
+        }
+        static const char *bad[] = {"fp2-lsum", "mxfp8-lsum-lsum", "-lsum", "lsum", "mxfp8-lsu"};
+        for (int i = 0; i < 5; i++) {
+            flamia_recipe r;
+            memset(&r, 0x5A, sizeof r);
+            CHECK(flamia_recipe_preset(bad[i], &r) == FLAMIA_ERR_INVALID && strstr(flamia_last_error(), "PRESET-lsum"),
+                  "'%s' accepted or without the names: %s", bad[i], flamia_last_error());
+            const unsigned char *u = (const unsigned char *)&r;
+            int untouched = 1;
+            for (size_t j = 0; j < sizeof r; j++) untouched &= u[j] == 0x5A;
+            CHECK(untouched, "'%s': refused, but wrote the recipe", bad[i]);
+        }
+        printf("  %-34s -> %s\n", "preset 'fp2-lsum'", (flamia_recipe_preset("fp2-lsum", &(flamia_recipe){0}), flamia_last_error()));
+    }
+
     /* FP32 P: the rule changes nothing */
     {
         flamia_recipe r;
