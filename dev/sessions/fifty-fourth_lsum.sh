@@ -31,6 +31,12 @@ if [ "$stage" = all ]; then
     tail -n 1 "$OUT/$t.log"
   done
 fi
+if [ "$stage" = all ]; then
+  echo "== torch_attention.py --recipe mxfp8-lsum (the name through the PyTorch example)"
+  timeout 120 python3 examples/torch_attention.py --lib $B/kernels/libflamia.so --recipe mxfp8-lsum > "$OUT/ex.log" 2>&1
+  r=$?; [ $r -eq 0 ] || rc=1
+  grep -vE "^check_finite" "$OUT/ex.log" | tail -4; echo "rc=$r"
+fi
 rec=${RECIPES:-mxfp8,mxfp8-lsum,mxfp8-exact,mxfp8-exact-lsum}
 [ "$stage" = lat2 ] && rec=$(echo "$rec" | tr , '\n' | tac | paste -sd,)
 timeout 300 $B/experiments/latency/latency --workloads ${WL:-16x4096,64x1024} --recipes $rec --passes fwd,train \

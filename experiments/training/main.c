@@ -28,7 +28,8 @@
  *   tiles        mxfp8; forward tiles 256 x 256, backward 128 x 128
  *   mxfp8-p16, -ds16, -do16, -qkv16
  *                mxfp8 with one operand in BF16 in both passes (which one drives a change)
- *   mxfp8-lsum   mxfp8 with the row sum l taken over P's quantized values
+ *   mxfp8-lsum, mxfp8-exact-lsum
+ *                the preset with the row sum l taken over P's quantized values
  *                (FLAMIA_ROWSUM_P_VALUES, docs/numerics.md 3.4)
  * Per case: the training loss (mean of the last tenth of the steps), the gradient norm (before
  * clipping: first, largest, mean of the last tenth), and the evaluation loss twice: with the
@@ -81,6 +82,7 @@ static const tcase kCases[] = {
     {"mxfp8-do16", "mxfp8 with dO in BF16, both passes", "mxfp8", NULL, dout_bf16},
     {"mxfp8-qkv16", "mxfp8 with Q, K, V in BF16, both passes", "mxfp8", NULL, qkv_bf16},
     {"mxfp8-lsum", "mxfp8 with l the sum of P's quantized values (rows of P / l sum to one)", "mxfp8-lsum", NULL, NULL},
+    {"mxfp8-exact-lsum", "mxfp8-exact with l the sum of P's quantized values", "mxfp8-exact-lsum", NULL, NULL},
 };
 enum { NCASES = sizeof kCases / sizeof kCases[0] };
 
