@@ -217,7 +217,7 @@ TABLES += ["paper_tables/%s.%s" % (t, ext) for t in ("table_training", "table_tr
 rule table_training:
     input:
         t=tsv("training"), m=tsv("training_mismatch"), s=tsv("training_seed2"), w=tsv("training_wide"),
-        f=tsv("training_wide_fix"), deps=RENDER_DEPS
+        f=tsv("training_wide_fix"), x=tsv("training_wide_exact"), deps=RENDER_DEPS
     output:
         md="paper_tables/table_training.md", tex="paper_tables/table_training.tex",
         md2="paper_tables/table_training_wide.md", tex2="paper_tables/table_training_wide.tex"
@@ -225,7 +225,7 @@ rule table_training:
     shell:
         "{PY} {RENDER} training --md {output.md} --tex {output.tex} --md2 {output.md2} --tex2 {output.tex2} "
         "--config {params.cfg:q} training={input.t} training_mismatch={input.m} training_seed2={input.s} "
-        "training_wide={input.w} training_wide_fix={input.f}"
+        "training_wide={input.w} training_wide_fix={input.f} training_wide_exact={input.x}"
 
 rule table_d_scheduler:
     input: s=tsv("sched_ablation"), deps=RENDER_DEPS

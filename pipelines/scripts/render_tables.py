@@ -491,7 +491,8 @@ def training(args, cfg, inputs):
     write_table(args.md, args.tex, "Training runs - mismatches and dual-mode evaluation", caption, TRAINING_HEADER,
                 training_rows(cases), notes, "tab:training")
 
-    wide = [r for r in (load(inputs, k) for k in ("training_wide", "training_wide_fix")) if r is not None]
+    wide = [r for r in (load(inputs, k) for k in ("training_wide", "training_wide_fix", "training_wide_exact"))
+            if r is not None]
     wcases = [x for r in wide for x in r.table("training")]
     by_case = {x["case"]: x for x in wcases}
     wnotes = []
@@ -500,16 +501,24 @@ def training(args, cfg, inputs):
         wnotes.append("mxfp8's gradient norm ends at %s against exact attention's %s, and its held-out loss is %s "
                       "nats higher. With l summed over P's quantized values (mxfp8-lsum: each row of P / l sums to "
                       "one, so softmax's gradient keeps its zero row sums) it ends at %s and %s nats from exact's "
-                      "loss%s. The default sums the unquantized exponentials (numerics.md 3.4, as the kernels do): "
+                      "loss%s. The default sums the unquantized exponentials (numerics.md 3.4, as attention kernels do): "
                       "P's E4M3 rounding then leaves rows of P / l summing to 1 +- a few percent (O of V = 1 is up "
                       "to ~6 %% away from 1, tests/cpu/test_row_sum.c), and dS = P (dP - D) keeps a row sum of D "
-                      "(1 - sum P / l) that pushes every query along its row's mean key."
+                      "(1 - sum P / l) that pushes every query along its row's mean key. The kernels run either rule "
+                      "(`PRESET-lsum`, docs/cuda-api.md)."
                       % (fmt_fix(mx["grad_norm_final"], 2), fmt_fix(ex["grad_norm_final"], 2),
                          fmt_fix(mx["eval_exact"] - ex["eval_exact"], 3), fmt_fix(ls["grad_norm_final"], 2),
                          fmt_fix(ls["eval_exact"] - ex["eval_exact"], 3),
                          "; P in BF16 (mxfp8-p16) does the same" if "mxfp8-p16" in by_case else ""))
+    if all(c in by_case for c in ("exact", "mxfp8-exact", "mxfp8-exact-lsum")):
+        ex, me, ml = by_case["exact"], by_case["mxfp8-exact"], by_case["mxfp8-exact-lsum"]
+        wnotes.append("The causally exact recipe behaves the same way: mxfp8-exact's gradient norm ends at %s and its "
+                      "held-out loss %s nats from exact attention's; mxfp8-exact-lsum's at %s and %s."
+                      % (fmt_fix(me["grad_norm_final"], 2), fmt_fix(me["eval_exact"] - ex["eval_exact"], 3),
+                         fmt_fix(ml["grad_norm_final"], 2), fmt_fix(ml["eval_exact"] - ex["eval_exact"], 3)))
     wfirst = wide[0] if wide else None
-    wcaption = ("Training runs of a wider model (%s): exact attention, mxfp8, and mxfp8 with one change each. "
+    wcaption = ("Training runs of a wider model (%s): exact attention, mxfp8 and mxfp8-exact, and those with one "
+                "change each. "
                 "%s" % (training_model(wfirst.meta if wfirst else {}),
                         wfirst.provenance(inputs=False, shapes=False) if wfirst else ""))
     write_table(args.md2, args.tex2, "Training runs - a wider model", wcaption, TRAINING_HEADER, training_rows(wcases),
