@@ -53,7 +53,9 @@
  * barriers) orders the two consumers' wgmma issue. Epilogue (FP8 kinds): O via stmatrix into
  * a swizzled shared-memory tile per warpgroup, then 16-byte row stores. In the training
  * call (Params::dq_zero) the producer also zeroes the backward's dq_accum rows of each item,
- * in kernel instantiations of their own (DQZ). Measured numbers: docs/perf-notes.md.
+ * in kernel instantiations of their own (DQZ). The recipe's row_sum = P values (numerics.md
+ * 3.4) has instantiations of its own too (LPV: l adds P's rounded values instead of the
+ * exponentials). Measured numbers: docs/perf-notes.md.
  */
 #include <cuda.h>
 #include <cuda_bf16.h>
