@@ -7,6 +7,7 @@
 #   e.g. sh dev/sass_here.sh kernels/sm90/forward.cu \
 #        _ZN10flamia_fwd10fwd_kernelILi1ELi3ELb1ELb0ELb0EEEvNS_7FwdMapsENS_6ParamsE /tmp/fwd.sass
 #   then python3 dev/sass_hist.py /tmp/fwd.sass [/tmp/other.sass] for the instruction mix.
+#   SASS_FLAGS="-DNAME=VALUE ..." adds nvcc flags (a compile-time switch's other setting).
 set -e
 src=$1 fn=$2 out=$3
 T=${SASS_TOOLS:-/tmp/flamia-sass-tools}
@@ -15,7 +16,7 @@ if [ ! -x $T/nvidia/cu13/bin/cuobjdump ] || [ ! -x $T/nvidia/cu13/bin/nvdisasm ]
   pip download --no-deps -q nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm -d $T
   (cd $T && for w in nvidia_cuda_cuobjdump-*.whl nvidia_cuda_nvdisasm-*.whl; do unzip -o -q $w; done)
 fi
-nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Ikernels/include -Ikernels/formats -Ikernels/sm90 \
+nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a $SASS_FLAGS -Ikernels/include -Ikernels/formats -Ikernels/sm90 \
   -Ikernels/ref -cubin "$src" -o "$out.cubin"
 PATH=$T/nvidia/cu13/bin:$PATH cuobjdump -sass "$out.cubin" > "$out.all"
 awk -v fn="$fn" '/Function : /{p = index($0, fn) > 0} p' "$out.all" > "$out"

@@ -119,6 +119,17 @@ __host__ __device__ inline int *fwd_split_list(int *work, int items) { return fw
 
 using namespace flamia_sm90; /* PTX helpers: sm90_ptx.cuh */
 
+/* LPV's decode of two P codes into floats (a dev switch, 0 by default): 0 the conversions
+ * (flamia_e4m3x2_values: one F2FP and two HADD2 a pair), 1 integer bit moves and an FMUL a
+ * value (flamia_e4m3x2_values_bits, no F2FP). The same values (test_gpu_e4m3_cvt); which is
+ * cheaper is measured (docs/perf-notes.md, "Row sum over P's values"). */
+#ifndef FLAMIA_SM90_LSUM_BITS
+#define FLAMIA_SM90_LSUM_BITS 0
+#endif
+__device__ __forceinline__ float2 lpv_values(uint32_t codes16) {
+    return FLAMIA_SM90_LSUM_BITS ? flamia_e4m3x2_values_bits(codes16) : flamia_e4m3x2_values(codes16);
+}
+
 /* (int)x for an integer-valued float with |x| < 2^22, without F2I: F2I issues on the pipe
  * the exponentials' MUFU.EX2 use (10 per tile and thread here, against 64 exponentials).
  * x + 1.5 2^23 is exact and holds x in its low mantissa bits. */
@@ -429,7 +440,7 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                     w[e] = KIND == KIND_TOKEN ? __uint_as_float(0x7F000000u - __float_as_uint(col[8 * j + 2 * tq + e].y)) : 0.f;
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++) {
-                    const float2 q = flamia_e4m3x2_values(hh ? r1 : r0);
+                    const float2 q = lpv_values(hh ? r1 : r0);
                     if (KIND == KIND_BLOCK) {
                         l_run[hh] = fmaf(q.x, rvg[hh][b], l_run[hh]);
                         l_run[hh] = fmaf(q.y, rvg[hh][b], l_run[hh]);

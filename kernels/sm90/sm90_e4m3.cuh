@@ -44,6 +44,15 @@ __device__ __forceinline__ float2 flamia_e4m3x2_values(uint32_t codes16) {
     return __half22float2(*reinterpret_cast<__half2 *>(&h2));
 }
 
+/* The same for non-negative codes (P's) without a conversion instruction: a code's 7 magnitude
+ * bits at FP32's bits 20..26 are a float of the code's value times 2^-120 (E4M3 subnormals land
+ * on FP32 subnormals of the same spacing), then x 2^120, exact unless subnormals are flushed
+ * (the kernels are compiled without -ftz). Integer bit moves and an FMUL a value, no F2FP. */
+__device__ __forceinline__ float2 flamia_e4m3x2_values_bits(uint32_t codes16) {
+    return make_float2(__uint_as_float((codes16 << 20) & 0x07F00000u) * 0x1p120f,
+                       __uint_as_float((codes16 << 12) & 0x07F00000u) * 0x1p120f);
+}
+
 /* 2^-s (s >= 0) as two F16 values, the factor of flamia_e4m3x2_scale_f16: exact for s <= 24
  * (F16 subnormals from s = 15), 0 beyond, where every E4M3 code times 2^-s rounds to 0 */
 __device__ __forceinline__ uint32_t flamia_f16x2_pow2_neg(int s) {

@@ -9,6 +9,9 @@
  * float. And the backward's dQ operand fold (flamia_e4m3x2_scale_f16 with the factor of
  * flamia_f16x2_pow2_neg): every pair of E4M3 codes times 2^-s, s = 0..40, re-encodes to the
  * value of the single rounding e4m3(dec(code) 2^-s) (values compared, so +0 and -0 are one).
+ * And the forward's two decodes of P's codes for the P-values row sum
+ * (flamia_e4m3x2_values, flamia_e4m3x2_values_bits): every pair of non-negative, non-NaN codes
+ * gives flamia_fmt_e4m3_decode's values, bit for bit.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -68,6 +71,19 @@ __global__ void check_scale(unsigned long long *bad, unsigned *first_bad) {
     }
 }
 
+/* one thread per code pair */
+__global__ void check_decode(unsigned long long *bad, unsigned *first_bad) {
+    const unsigned codes = blockIdx.x * blockDim.x + threadIdx.x;
+    if (codes >= 65536u || (codes & 0x8080u) || (codes & 0x7f) == 0x7f || (codes & 0x7f00) == 0x7f00) return;
+    const float2 a = flamia_e4m3x2_values(codes), b = flamia_e4m3x2_values_bits(codes);
+    const float lo = flamia_fmt_e4m3_decode((uint8_t)codes), hi = flamia_fmt_e4m3_decode((uint8_t)(codes >> 8));
+    if (__float_as_uint(a.x) != __float_as_uint(lo) || __float_as_uint(a.y) != __float_as_uint(hi) ||
+        __float_as_uint(b.x) != __float_as_uint(lo) || __float_as_uint(b.y) != __float_as_uint(hi)) {
+        atomicAdd(bad, 1ull);
+        atomicMin(first_bad, codes);
+    }
+}
+
 int main() {
     if (!flamia_cuda_available()) {
         printf("SKIP test_gpu_e4m3_cvt: no sm_90 GPU\n");
@@ -117,6 +133,20 @@ int main() {
            "mismatches %llu\n", sc.bad);
     if (sc.bad) {
         fprintf(stderr, "FAIL: first mismatch at codes 0x%04x, s = %u\n", sc.first & 0xffffu, sc.first >> 16);
+        return 1;
+    }
+    sc.bad = 0, sc.first = 0xffffffffu;
+    cudaMemcpy(dsc, &sc, sizeof sc, cudaMemcpyHostToDevice);
+    check_decode<<<256, 256>>>(&dsc->bad, &dsc->first);
+    if ((e = cudaDeviceSynchronize()) != cudaSuccess) {
+        fprintf(stderr, "FAIL: %s\n", cudaGetErrorString(e));
+        return 1;
+    }
+    cudaMemcpy(&sc, dsc, sizeof sc, cudaMemcpyDeviceToHost);
+    printf("P-code decodes (F2FP + HADD2, bits + FMUL) vs flamia_fmt_e4m3_decode, all non-negative code pairs: "
+           "mismatches %llu\n", sc.bad);
+    if (sc.bad) {
+        fprintf(stderr, "FAIL: first mismatch at codes 0x%04x\n", sc.first);
         return 1;
     }
     return 0;
