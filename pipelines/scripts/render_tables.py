@@ -205,6 +205,15 @@ def accuracy(args, cfg, inputs):
                "workloads (%s) and the minimum. %s" % (nwl, res.meta.get("workloads", "?"), res.provenance()))
     notes = ["Paper numbers: B200 kernels vs an FP32 reference on the paper's inputs. Our inputs have K "
              "outlier channels (x20), which make attention peakier and quantization harder."]
+    pairs = [(r[:-len("-lsum")], r) for r in cfg["recipes"] if r.endswith("-lsum") and by(s, recipe=r)
+             and by(s, recipe=r[:-len("-lsum")])]
+    if pairs:
+        gap = lambda r, k: 1.0 - by(s, recipe=r)[0]["mean_cos_" + k]
+        notes.append("PRESET-lsum: the preset with the row sum l over P's quantized values (numerics.md 3.4), so "
+                     "each row of P / l sums to one; 1 - cosine, preset -> lsum: " + "; ".join(
+                         "%s O %s -> %s, dQ %s -> %s" % (b, fmt_sci(gap(b, "o")), fmt_sci(gap(l, "o")),
+                                                       fmt_sci(gap(b, "dq")), fmt_sci(gap(l, "dq")))
+                         for b, l in pairs) + ".")
     write_table(args.md, args.tex, "Accuracy - recipes vs FP64", caption, header, rows, notes, "tab:accuracy")
     if args.md2:
         t = res.table("accuracy")
