@@ -3,7 +3,8 @@
  * For a document d and a position p inside it, Q, K and V at positions >= p of
  * d are perturbed so that they raise their scale groups' max (x64 and fresh
  * noise). Then, for the causal forward:
- *   mxfp8-exact, bf16: O and lse at positions < p of d are bit-identical;
+ *   mxfp8-exact, bf16 (and both with the row sum over P's values, PRESET-lsum):
+ *                      O and lse at positions < p of d are bit-identical;
  *   every recipe:      every other document's O and lse are bit-identical
  *                      (no scale group, tile or frame crosses a document);
  *   mxfp8 (default):   the in-block residual is measured and printed only.
@@ -106,11 +107,11 @@ int main(void) {
     fill_bf16(&r, scratch, v, nk, 1.0);
     fill_bf16(&r, scratch, dout, nq, 1e-2);
 
-    const char *presets[] = {"mxfp8-exact", "bf16", "mxfp8"};
-    for (int pi = 0; pi < 3; pi++) {
+    const char *presets[] = {"mxfp8-exact", "bf16", "mxfp8-exact-lsum", "bf16-lsum", "mxfp8"};
+    for (int pi = 0; pi < 5; pi++) {
         flamia_recipe rec;
         FL(flamia_recipe_preset(presets[pi], &rec));
-        const int exact = pi < 2;
+        const int exact = pi < 4;
         FL(flamia_cuda_workspace_size(&rec, &sh, &g.wsb));
         g.ws = dmalloc(g.wsb);
         run(&rec, &g, &sh, q, k, v, dout, &r0);
