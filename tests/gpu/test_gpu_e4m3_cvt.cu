@@ -84,6 +84,17 @@ __global__ void check_decode(unsigned long long *bad, unsigned *first_bad) {
     }
 }
 
+/* waits for the kernel just launched and copies its result back; 0, or 1 with the error printed */
+static int finish(void *host, const void *dev, size_t bytes) {
+    const cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) {
+        fprintf(stderr, "FAIL: %s\n", cudaGetErrorString(e));
+        return 1;
+    }
+    cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost);
+    return 0;
+}
+
 int main() {
     if (!flamia_cuda_available()) {
         printf("SKIP test_gpu_e4m3_cvt: no sm_90 GPU\n");
@@ -93,12 +104,7 @@ int main() {
     if (cudaMalloc(&d, sizeof h) != cudaSuccess) return 1;
     cudaMemcpy(d, &h, sizeof h, cudaMemcpyHostToDevice);
     check_all<<<132 * 16, 256>>>(d);
-    cudaError_t e = cudaDeviceSynchronize();
-    if (e != cudaSuccess) {
-        fprintf(stderr, "FAIL: %s\n", cudaGetErrorString(e));
-        return 1;
-    }
-    cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
+    if (finish(&h, d, sizeof h)) return 1;
     printf("e4m3 hardware cvt vs flamia_fmt_e4m3_encode over 2^32 inputs: finite mismatches %llu, "
            "non-finite mismatches %llu\n", h.finite_bad, h.nonfinite_bad);
     printf("CEIL block exponent vs flamia_exp_ceil_for over 2^31 non-negative inputs: mismatches %llu\n",
@@ -124,11 +130,7 @@ int main() {
     if (cudaMalloc(&dsc, sizeof sc) != cudaSuccess) return 1;
     cudaMemcpy(dsc, &sc, sizeof sc, cudaMemcpyHostToDevice);
     check_scale<<<(65536 * 41 + 255) / 256, 256>>>(&dsc->bad, &dsc->first);
-    if ((e = cudaDeviceSynchronize()) != cudaSuccess) {
-        fprintf(stderr, "FAIL: %s\n", cudaGetErrorString(e));
-        return 1;
-    }
-    cudaMemcpy(&sc, dsc, sizeof sc, cudaMemcpyDeviceToHost);
+    if (finish(&sc, dsc, sizeof sc)) return 1;
     printf("dQ operand fold e4m3(code) x 2^-s through F16 vs e4m3(dec(code) 2^-s), all code pairs, s = 0..40: "
            "mismatches %llu\n", sc.bad);
     if (sc.bad) {
@@ -138,11 +140,7 @@ int main() {
     sc.bad = 0, sc.first = 0xffffffffu;
     cudaMemcpy(dsc, &sc, sizeof sc, cudaMemcpyHostToDevice);
     check_decode<<<256, 256>>>(&dsc->bad, &dsc->first);
-    if ((e = cudaDeviceSynchronize()) != cudaSuccess) {
-        fprintf(stderr, "FAIL: %s\n", cudaGetErrorString(e));
-        return 1;
-    }
-    cudaMemcpy(&sc, dsc, sizeof sc, cudaMemcpyDeviceToHost);
+    if (finish(&sc, dsc, sizeof sc)) return 1;
     printf("P-code decodes (F2FP + HADD2, bits + FMUL) vs flamia_fmt_e4m3_decode, all non-negative code pairs: "
            "mismatches %llu\n", sc.bad);
     if (sc.bad) {
