@@ -14,7 +14,9 @@
 # First run (2 min build, 3 tests): backward and api ok; forward's new V = 1 cases failed on
 # bounds that do not apply (ratios to the reference's error, 0 with V = 1), mxfp8-exact's
 # max |O - 1| 2^-7 > 2^-8 and bf16's lse 7.3e-3 > 2e-3 (the bounds now say why: test_gpu_forward.c);
-# latency refused PRESET-lsum in the common option check (fixed). Second run: TESTS=test_gpu_forward.
+# latency refused PRESET-lsum in the common option check (fixed). Second run:
+# TESTS="test_gpu_forward test_gpu_leak test_gpu_e4m3_cvt" (the leak probe's exact recipes now
+# include mxfp8-exact-lsum and bf16-lsum; the cvt test checks both P-code decodes).
 # The library now takes the names PRESET-lsum itself (flamia_recipe_preset).
 # Stage "bits": the integer decode of P's codes in a second build, checked and timed against the
 # conversions (only if lat2 shows the conversions above 3 %).
