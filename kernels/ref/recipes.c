@@ -71,13 +71,14 @@ flamia_status flamia_recipe_preset(const char *name, flamia_recipe *out) {
     if (!name || !out) return flamia_fail(FLAMIA_ERR_INVALID, "flamia_recipe_preset: NULL argument");
     const size_t n = strlen(name), k = sizeof kLsum - 1;
     const int lsum = n > k && !strcmp(name + n - k, kLsum);
-    char base[sizeof out->name];
+    char base[sizeof out->name]; /* the name without its suffix */
     flamia_recipe r;
-    if (n < sizeof base) { /* the name without its suffix */
-        memcpy(base, name, lsum ? n - k : n);
-        base[lsum ? n - k : n] = '\0';
+    int known = 0;
+    if (n < sizeof base) {
+        snprintf(base, sizeof base, "%.*s", (int)(lsum ? n - k : n), name);
+        known = base_preset(base, &r) == 0;
     }
-    if (n >= sizeof base || base_preset(base, &r))
+    if (!known)
         return flamia_fail(FLAMIA_ERR_INVALID,
                            "unknown recipe preset '%s' (known: bf16 mxfp8 mxfp8-exact nvfp4 "
                            "fp8-tensor mx-floor, each also as PRESET-lsum)", name);

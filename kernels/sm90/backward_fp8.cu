@@ -79,7 +79,6 @@ namespace flamia_bwd {
 /* 2^e for any int e: 0 below FP32's range (callers only use e <= 127) */
 __device__ __forceinline__ float pow2z(int e) { return e < -149 ? 0.f : flamia_pow2f(e > 127 ? 127 : e); }
 
-
 /* ================================================================ 3b. FP8 wgmma kernel */
 using namespace flamia_sm90; /* sm90_ptx.cuh */
 __device__ __forceinline__ uint32_t f16x2(float lo, float hi) {

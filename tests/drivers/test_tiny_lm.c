@@ -6,7 +6,7 @@
  * BF16 or coarser, which makes the loss a step function at a central difference's scale. Two
  * steps move the loss by 1e-3 and 2.5e-4 and the closer one counts (a ReLU kink bends the long
  * one, float noise the short one); the error is measured against |g| |dir| (along g:
- * relative), tolerance 2 % (800 seeds: largest 1.1e-2 with the short step alone). A wrong
+ * relative), tolerance 2 % (800 seeds: largest 1.1e-2, the same at both steps). A wrong
  * transpose, a missed residual path or a dropped factor moves a group's derivative by far
  * more, at both steps. Also: the bf16 recipe's gradient is the exact one's to a cosine of
  * 0.999 at the initialization's weights (400 seeds: >= 0.99967), Adam moves the loss down on a

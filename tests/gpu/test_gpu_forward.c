@@ -88,8 +88,8 @@ static const double kFwdBias = 0x1p-7;
 static int g_row_sum_p;
 /* Set for two cases: V = 1 everywhere. With the P-values rule every O element is then 1 up to
  * BF16's steps below 1 (2^-8) and the FP8 accumulator's truncation of P V (a downward bias,
- * see g_v_mean): max |O - 1| <= kOnesBound = 2^-6. The H200 measured 2^-8 (mxfp8) and 2^-7
- * (mxfp8-exact), one and two steps, on documents of <= 900 tokens, 0 for bf16. With the
+ * see g_v_mean): max |O - 1| <= kOnesBound = 2^-6. The H200 measured 2^-8 and 2^-7 (one and
+ * two steps) for both FP8 recipes over two runs, on documents of <= 900 tokens, 0 for bf16. With the
  * default rule (l of the unquantized exponentials) an FP8 recipe's O is off by E4M3's rounding
  * of P (measured 5.1-5.5e-2): the case asserts more than the bound there, so the check tells
  * the rules apart. The O bounds relative to the reference's error vs FP64 do not apply (that
@@ -99,7 +99,7 @@ static const double kOnesBound = 0x1p-6;
 /* bf16 lse with the P-values rule: l adds BF16-rounded P, and where ex2.approx and the
  * reference's exp2 land on two sides of a BF16 rounding midpoint a value moves by one BF16
  * step, up to 2^-7 of itself; in a row one value dominates (huge logits) that is l's relative
- * error, so lse's bound is ln(1 + 2^-7) (H200: 7.3e-3 measured; the default rule's l is the
+ * error, so lse's bound is ln(1 + 2^-7) (H200: 7.3e-3 and 7.7e-3 measured; the default rule's l is the
  * unquantized FP32 sum, hence its 2e-3). */
 static const double kLseBf16PValues = 7.79e-3;
 /* Set for a diagnostic run: printed, not asserted (the V + 1 case without the FP32 sum) */
@@ -268,18 +268,17 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
         EXPECT(fabs(bias) <= kFwdBias, "%s %s: O signed error %.3e of |O_ref| at positions >= 1024 > %.1e", label,
                preset, bias, kFwdBias);
     EXPECT(c.nonfinite == 0, "%s %s: %ld outputs unwritten or non-finite", label, preset, c.nonfinite);
-    if (fp8 && g_v_ones) { /* O: the V = 1 bound above */
-        EXPECT(c.rms_lse <= kHwRatio * c.rms_lse64 && c.max_lse <= kHwRatio * c.max_lse64,
-               "%s %s: lse GPU-vs-ref (rms %.3e, max %.3e) > %.2f x ref-vs-FP64 (rms %.3e, max %.3e)", label, preset,
-               c.rms_lse, c.max_lse, kHwRatio, c.rms_lse64, c.max_lse64);
-    } else if (fp8) {
-        EXPECT(c.rel_l2 <= kFwdRatio * c.rel_l2_f64, "%s %s: O GPU-vs-ref %.3e > %.2f x ref-vs-FP64 %.3e", label,
-               preset, c.rel_l2, kFwdRatio, c.rel_l2_f64);
-        EXPECT(c.gpu_f64 <= kHwF64Slack * c.rel_l2_f64, "%s %s: O GPU-vs-FP64 %.3e > %.2f x ref-vs-FP64 %.3e", label,
-               preset, c.gpu_f64, kHwF64Slack, c.rel_l2_f64);
-        EXPECT(c.max_rel <= kHwMaxRel, "%s %s: max |dO| / max |O| = %.3e > %.3f", label, preset, c.max_rel, kHwMaxRel);
-        EXPECT(c.rowrel <= kFwdRowRel, "%s %s: O worst row ||d|| / (||ref row|| + 2^-5 max) %.3e > %.2f", label, preset,
-               c.rowrel, kFwdRowRel);
+    if (fp8) {
+        if (!g_v_ones) { /* with V = 1, O has the bound above */
+            EXPECT(c.rel_l2 <= kFwdRatio * c.rel_l2_f64, "%s %s: O GPU-vs-ref %.3e > %.2f x ref-vs-FP64 %.3e", label,
+                   preset, c.rel_l2, kFwdRatio, c.rel_l2_f64);
+            EXPECT(c.gpu_f64 <= kHwF64Slack * c.rel_l2_f64, "%s %s: O GPU-vs-FP64 %.3e > %.2f x ref-vs-FP64 %.3e",
+                   label, preset, c.gpu_f64, kHwF64Slack, c.rel_l2_f64);
+            EXPECT(c.max_rel <= kHwMaxRel, "%s %s: max |dO| / max |O| = %.3e > %.3f", label, preset, c.max_rel,
+                   kHwMaxRel);
+            EXPECT(c.rowrel <= kFwdRowRel, "%s %s: O worst row ||d|| / (||ref row|| + 2^-5 max) %.3e > %.2f", label,
+                   preset, c.rowrel, kFwdRowRel);
+        }
         EXPECT(c.rms_lse <= kHwRatio * c.rms_lse64 && c.max_lse <= kHwRatio * c.max_lse64,
                "%s %s: lse GPU-vs-ref (rms %.3e, max %.3e) > %.2f x ref-vs-FP64 (rms %.3e, max %.3e)", label, preset,
                c.rms_lse, c.max_lse, kHwRatio, c.rms_lse64, c.max_lse64);
