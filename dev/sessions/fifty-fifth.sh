@@ -7,12 +7,19 @@
 #          with the rule recommended for training, mxfp8-lsum: what a training step gets with it.
 #          Prediction from lsum_ab_round{1,2}: forward ratio ~5-9 % below the fifty-third session's
 #          1.227x (1.13x..1.17x), training call ~1 % below 0.819x (~0.81x).
-# Usage (device, repo root; carry .whl for the cudnn-fp8 peer): bash dev/sessions/fifty-fifth.sh [suite] [ratios]
+#  bits:   build-bits compiled beside the suite, then `fifty-fourth_lsum.sh bits` (checked, timed).
+# Usage (device, repo root; carry .whl for the cudnn-fp8 peer): bash dev/sessions/fifty-fifth.sh [suite] [bits] [ratios]
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16 PYTHONUNBUFFERED=1
 . dev/device_lib.sh
 if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
 steps=" ${*:-suite ratios} "
 rc=0
+if [[ $steps == *" bits "* ]]; then
+  # build-bits (fifty-fourth_lsum.sh bits) compiled on the CPUs while the suite runs on the GPU
+  ( meson setup build-bits -Dcuda=enabled -Dexperiments=enabled --buildtype=release -Dcuda_args=-DFLAMIA_SM90_LSUM_BITS=1 &&
+    ninja -C build-bits kernels/libflamia.so tests/gpu/test_gpu_e4m3_cvt tests/gpu/test_gpu_forward ) > /tmp/bits-build.log 2>&1 &
+  bits_pid=$!
+fi
 if [[ $steps == *" suite "* ]]; then
   meson test -C $B --suite gpu --print-errorlogs --num-processes 1 >/dev/null 2>&1 || rc=1
   cp $B/meson-logs/testlog.txt "$OUT/testlog.txt"
@@ -34,6 +41,10 @@ if [[ $steps == *" ratios "* ]]; then
     --rounds ${ROUNDS:-3} > "$OUT/ratios_lsum.log" 2>&1 || rc=1
   echo "ratios: rc=$? ($(dev_elapsed) s)"
   grep -vE "^round|Warning|warn" "$OUT/ratios_lsum.log" | tail -45 | cut -c1-200
+fi
+if [[ $steps == *" bits "* ]]; then
+  wait $bits_pid || { echo "build-bits failed"; tail -20 /tmp/bits-build.log; }
+  bash dev/sessions/fifty-fourth_lsum.sh bits || rc=1
 fi
 echo "all: rc=$rc ($(dev_elapsed) s)"
 exit $rc
