@@ -121,8 +121,9 @@ using namespace flamia_sm90; /* PTX helpers: sm90_ptx.cuh */
 
 /* LPV's decode of two P codes into floats (a dev switch, 0 by default): 0 the conversions
  * (flamia_e4m3x2_values: one F2FP and two HADD2 a pair), 1 integer bit moves and an FMUL a
- * value (flamia_e4m3x2_values_bits, no F2FP). The same values (test_gpu_e4m3_cvt); which is
- * cheaper is measured (docs/perf-notes.md, "Row sum over P's values"). */
+ * value (flamia_e4m3x2_values_bits, no F2FP). The same values (test_gpu_e4m3_cvt); 1 is
+ * 9-14 % slower on the forward (H200, docs/perf-notes.md, "Row sum over P's values"): the
+ * body's cost follows its instruction count, not the conversion pipe. */
 #ifndef FLAMIA_SM90_LSUM_BITS
 #define FLAMIA_SM90_LSUM_BITS 0
 #endif
