@@ -1,0 +1,44 @@
+#!/bin/bash
+# Fifty-seventh session, second command: the first command on an H100 (the card every earlier
+# device session had was an H200).
+#  suite:            the gpu suite on the H100 (never run there before);
+#  ratios RECIPE...: the acceptance ratios (ratios.py, ours and the peers in one process, rounds
+#                    alternated) once per recipe, in the order given, on one machine, so that the
+#                    default rule (mxfp8) and the rule recommended for training (mxfp8-lsum) are
+#                    compared on the same card and machine start.
+# Usage (device, repo root; carry .whl for the cudnn-fp8 peer):
+#   bash dev/sessions/fifty-seventh.sh suite ratios mxfp8 mxfp8-lsum
+export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16 PYTHONUNBUFFERED=1
+. dev/device_lib.sh
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
+rc=0
+recipes=()
+for a in "$@"; do case $a in suite | ratios) ;; *) recipes+=("$a") ;; esac; done
+if [[ " $* " == *" suite "* ]]; then
+  meson test -C $B --suite gpu --print-errorlogs --num-processes 1 >/dev/null 2>&1 || rc=1
+  cp $B/meson-logs/testlog.txt "$OUT/testlog.txt"
+  grep -E "^(test|result|duration): " "$OUT/testlog.txt" | paste - - - | awk '{print $4, $6, $8, $9, $10}'
+  grep -hE "^FAIL|failures" "$OUT/testlog.txt" | cut -c1-200 | head -20
+  echo "suite: rc=$rc ($(dev_elapsed) s)"
+fi
+if [[ " $* " == *" ratios "* ]]; then
+  if ls .whl/nvidia_cudnn_frontend-*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site-cudnn \
+      .whl/nvidia_cudnn_frontend-*.whl && export PYTHONPATH=/tmp/site-cudnn${PYTHONPATH:+:$PYTHONPATH}
+  fi
+  export FLAMIA_LIB=$PWD/$B/kernels/libflamia.so
+  # the logu-* layouts come from the C driver's file
+  $B/experiments/latency/latency --workloads logu-16k,logu-64k --recipes mxfp8 --passes fwd \
+    --verify-rows 0 --out "$OUT/c_layouts.h5" > "$OUT/c_layouts.log" 2>&1 || echo "latency (layouts) failed"
+  for r in "${recipes[@]}"; do
+    timeout ${RATIO_TIMEOUT:-170} python3 experiments/latency/ratios.py --recipe $r --layouts "$OUT/c_layouts.h5" \
+      --out "$OUT/ratios_$r.h5" --rounds ${ROUNDS:-3} \
+      --workloads ${WL:-16x4096,4x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,logu-64k,gqa-16x1024} \
+      > "$OUT/ratios_$r.log" 2>&1 || rc=1
+    echo "ratios $r: ($(dev_elapsed) s)"
+    grep -E "^issue|^\| 16x4096 \| " "$OUT/ratios_$r.log" | cut -c1-230
+  done
+fi
+echo "all: rc=$rc ($(dev_elapsed) s)"
+exit $rc
