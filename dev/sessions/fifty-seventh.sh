@@ -2,6 +2,9 @@
 # Fifty-seventh session, second command: the first command on an H100 (the card every earlier
 # device session had was an H200).
 #  suite:            the gpu suite on the H100 (never run there before);
+#  sanitize:         compute-sanitizer memcheck and racecheck on test_gpu_quantize, test_gpu_api (the
+#                    forward, backward and training call) and test_gpu_scale_shift, small cases (FLAMIA_TEST_SMALL=1; the kernels changed since
+#                    the last clean run at 98452ed, forty-ninth session);
 #  ratios RECIPE...: the acceptance ratios (ratios.py, ours and the peers in one process, rounds
 #                    alternated) once per recipe, in the order given, on one machine, so that the
 #                    default rule (mxfp8) and the rule recommended for training (mxfp8-lsum) are
@@ -14,13 +17,23 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
 rc=0
 recipes=()
-for a in "$@"; do case $a in suite | ratios) ;; *) recipes+=("$a") ;; esac; done
+for a in "$@"; do case $a in suite | ratios | sanitize) ;; *) recipes+=("$a") ;; esac; done
 if [[ " $* " == *" suite "* ]]; then
   meson test -C $B --suite gpu --print-errorlogs --num-processes 1 >/dev/null 2>&1 || rc=1
   cp $B/meson-logs/testlog.txt "$OUT/testlog.txt"
   grep -E "^(test|result|duration): " "$OUT/testlog.txt" | paste - - - | awk '{print $4, $6, $8, $9, $10}'
   grep -hE "^FAIL|failures" "$OUT/testlog.txt" | cut -c1-200 | head -20
   echo "suite: rc=$rc ($(dev_elapsed) s)"
+fi
+if [[ " $* " == *" sanitize "* ]]; then
+  for tool in memcheck racecheck; do
+    for t in quantize api scale_shift; do
+      FLAMIA_TEST_SMALL=1 timeout ${SAN_TIMEOUT:-80} compute-sanitizer --tool $tool --error-exitcode 9 \
+        $B/tests/gpu/test_gpu_$t > "$OUT/sanitize-$tool-$t.log" 2>&1
+      echo "compute-sanitizer $tool test_gpu_$t: rc=$? ($(dev_elapsed) s) $(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' \
+        "$OUT/sanitize-$tool-$t.log" | sort | uniq -c | tr '\n' ' ')"
+    done
+  done
 fi
 if [[ " $* " == *" ratios "* ]]; then
   if ls .whl/nvidia_cudnn_frontend-*.whl >/dev/null 2>&1; then
