@@ -18,6 +18,23 @@ dev_setup() {
   dev_build || exit 1
   echo "build ok ($(dev_elapsed) s)"
 }
+# dev_cudnn_frontend: cuDNN's Python frontend (the cudnn-fp8 peer) from the carried wheel in
+# .whl/, installed into /tmp/site-cudnn and put on PYTHONPATH; nothing when no wheel was carried
+dev_cudnn_frontend() {
+  ls .whl/nvidia_cudnn_frontend-*.whl >/dev/null 2>&1 || return 0
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site-cudnn \
+    .whl/nvidia_cudnn_frontend-*.whl && export PYTHONPATH=/tmp/site-cudnn${PYTHONPATH:+:$PYTHONPATH}
+}
+# dev_gpu_suite: the gpu suite of $B one test at a time, its log as $OUT/testlog.txt, a line a
+# test (name, result, seconds) and the first failures printed; status 1 when a test failed
+dev_gpu_suite() {
+  local rc=0
+  meson test -C $B --suite gpu --print-errorlogs --num-processes 1 >/dev/null 2>&1 || rc=1
+  cp $B/meson-logs/testlog.txt "$OUT/testlog.txt"
+  grep -E "^(test|result|duration): " "$OUT/testlog.txt" | paste - - - | awk '{print $4, $6, $8, $9, $10}'
+  grep -hE "^FAIL|failures" "$OUT/testlog.txt" | cut -c1-200 | head -20
+  return $rc
+}
 # dev_bwd_probe_table DIR TAG=LABEL...: the mxfp8 backward's median ms per workload of
 # DIR/default.h5 (the default kernel) and, per TAG, DIR/pTAG.h5 with its cost against it
 # (latency --passes bwd files; a missing file is listed as such)

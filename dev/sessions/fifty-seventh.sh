@@ -19,10 +19,7 @@ rc=0
 recipes=()
 for a in "$@"; do case $a in suite | ratios | sanitize) ;; *) recipes+=("$a") ;; esac; done
 if [[ " $* " == *" suite "* ]]; then
-  meson test -C $B --suite gpu --print-errorlogs --num-processes 1 >/dev/null 2>&1 || rc=1
-  cp $B/meson-logs/testlog.txt "$OUT/testlog.txt"
-  grep -E "^(test|result|duration): " "$OUT/testlog.txt" | paste - - - | awk '{print $4, $6, $8, $9, $10}'
-  grep -hE "^FAIL|failures" "$OUT/testlog.txt" | cut -c1-200 | head -20
+  dev_gpu_suite || rc=1
   echo "suite: rc=$rc ($(dev_elapsed) s)"
 fi
 if [[ " $* " == *" sanitize "* ]]; then
@@ -36,10 +33,7 @@ if [[ " $* " == *" sanitize "* ]]; then
   done
 fi
 if [[ " $* " == *" ratios "* ]]; then
-  if ls .whl/nvidia_cudnn_frontend-*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site-cudnn \
-      .whl/nvidia_cudnn_frontend-*.whl && export PYTHONPATH=/tmp/site-cudnn${PYTHONPATH:+:$PYTHONPATH}
-  fi
+  dev_cudnn_frontend
   export FLAMIA_LIB=$PWD/$B/kernels/libflamia.so
   # the logu-* layouts come from the C driver's file
   $B/experiments/latency/latency --workloads logu-16k,logu-64k --recipes mxfp8 --passes fwd \
