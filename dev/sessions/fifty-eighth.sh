@@ -14,8 +14,21 @@
 # Predicted (16x4096, mxfp8, against the base): n64 0..+2 % (two more wgmma waits a sub-step),
 # w +5 % (v99 as measured, its spills), wn64 -1..-4 % (v99's spill-free estimate, -3 %, less
 # n64's cost). Promote wn64 if <= -2 % at 16x4096 and not slower on the other shapes.
-# Usage (device, repo root): bash dev/sessions/fifty-eighth.sh > $OUT/fifty-eighth.log 2>&1
+# (3) with the argument `suite` instead: v115 applied to the working tree with both switches
+#     on, the library built by meson and the whole gpu suite run (~5 min on a fresh machine).
+# Usage (device, repo root): bash dev/sessions/fifty-eighth.sh [suite] > $OUT/fifty-eighth.log 2>&1
 export OMP_NUM_THREADS=16
+if [ "${1:-}" = suite ]; then
+  . dev/device_lib.sh
+  git apply dev/backward/v115_writer_n64.patch || { echo "v115 does not apply"; exit 1; }
+  sed -i 's/^#define FLAMIA_BWD_DQ_WRITER 0$/#define FLAMIA_BWD_DQ_WRITER 1/; s/^#define FLAMIA_BWD_DK_N64 0$/#define FLAMIA_BWD_DK_N64 1/' \
+    kernels/sm90/backward_fp8.cu
+  grep -E "^#define FLAMIA_BWD_(DQ_WRITER|DK_N64) " kernels/sm90/backward_fp8.cu
+  dev_setup
+  dev_gpu_suite
+  echo "suite done ($(dev_elapsed) s)"
+  exit 0
+fi
 B=dev/backward/bin
 V=check_v115_writer_n64
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
