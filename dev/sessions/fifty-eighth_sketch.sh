@@ -1,0 +1,21 @@
+#!/bin/bash
+# Fifty-eighth session: k_sketch (dev/backward/k_sketch/k_sketch.cu), the skeleton of a backward
+# main kernel with two CTAs an SM, each one warpgroup walking its 64-key tile's sub-steps alone
+# (no CTA barrier shared by two warpgroups), timed over 16x4096's causal grid against the same
+# code at one CTA an SM (k_sketch_one), its probes without dQ's reduce-adds / without wgmma, the
+# fortieth session's i_sketch, and today's whole backward in the dev harness (check_backward,
+# fe63a67's kernels; its main kernel is the whole less ~0.7 ms of per-token passes on an H100).
+# Binaries built here and carried (dev/backward/bin/{k_sketch,k_sketch_one,k_sketch_noadds,
+# k_sketch_nomma,i_sketch,check_backward}); build lines in k_sketch.cu's header.
+# Predicted: k_sketch 6.5-8.5 ms (its second stream against doubled dQ adds and tile loads),
+# k_sketch_one 1.5-1.8x k_sketch. Decision: worth building only if k_sketch <= 0.85x today's
+# main kernel in the same run.
+# Usage (device, repo root): bash dev/sessions/fifty-eighth_sketch.sh > $OUT/sketch.log 2>&1
+B=dev/backward/bin
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+for round in 1 2; do
+  for s in k_sketch k_sketch_one k_sketch_noadds k_sketch_nomma i_sketch; do
+    timeout 60 $B/$s || echo "$s: rc=$?"
+  done
+  GPU_FWD=1 timeout 60 $B/check_backward mxfp8 16x4096 16 16 1 none 10 2>&1 | grep -o "bwd .*" | sed "s/^/check_backward 16x4096: /"
+done
