@@ -10,11 +10,18 @@
 # Predicted: k_sketch 6.5-8.5 ms (its second stream against doubled dQ adds and tile loads),
 # k_sketch_one 1.5-1.8x k_sketch. Decision: worth building only if k_sketch <= 0.85x today's
 # main kernel in the same run.
-# Usage (device, repo root): bash dev/sessions/fifty-eighth_sketch.sh > $OUT/sketch.log 2>&1
+# Second run (`adds64`): k_sketch against k_sketch_adds64 (-DK_ADDS64=1: dQ's adds by thread 0 as
+# four [64][32] boxes after a barrier of the one-warpgroup CTA, instead of each warp's lane 0
+# adding its 16 rows; the first run's no-adds probe took 17 % off) and its one-CTA form.
+# Predicted: adds64 -5..-10 % against k_sketch; building the structure pays only at <= 0.85x
+# today's main kernel.
+# Usage (device, repo root): bash dev/sessions/fifty-eighth_sketch.sh [adds64] > $OUT/sketch.log 2>&1
 B=dev/backward/bin
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+SK="k_sketch k_sketch_one k_sketch_noadds k_sketch_nomma i_sketch"
+[ "${1:-}" = adds64 ] && SK="k_sketch k_sketch_adds64 k_sketch_adds64_one"
 for round in 1 2; do
-  for s in k_sketch k_sketch_one k_sketch_noadds k_sketch_nomma i_sketch; do
+  for s in $SK; do
     timeout 60 $B/$s || echo "$s: rc=$?"
   done
   GPU_FWD=1 timeout 60 $B/check_backward mxfp8 16x4096 16 16 1 none 10 2>&1 | grep -o "bwd .*" | sed "s/^/check_backward 16x4096: /"

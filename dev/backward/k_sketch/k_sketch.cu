@@ -30,6 +30,9 @@
 #ifndef K_NO_ADDS /* probe: no dQ reduce-adds (staging kept) */
 #define K_NO_ADDS 0
 #endif
+#ifndef K_ADDS64 /* dQ's adds by thread 0 as 4 [64 rows][32 dims] boxes after a barrier, not per warp */
+#define K_ADDS64 0
+#endif
 #ifndef K_NO_MMA /* probe: no wgmma */
 #define K_NO_MMA 0
 #endif
@@ -82,7 +85,8 @@ constexpr int kLaunchBytes = K_ONE ? 120 * 1024 : kBytes;
 
 __global__ void __launch_bounds__(128, 2) k_sketch(const __grid_constant__ CUtensorMap tm_rows64,
                                                    const __grid_constant__ CUtensorMap tm_t64,
-                                                   const __grid_constant__ CUtensorMap tm_dq, const KParams p) {
+                                                   const __grid_constant__ CUtensorMap tm_dq,
+                                                   const __grid_constant__ CUtensorMap tm_dq64, const KParams p) {
     extern __shared__ __align__(1024) uint8_t smem_raw[];
     uint8_t *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
     uint64_t *bar = (uint64_t *)(smem + kBar);
@@ -295,6 +299,15 @@ __global__ void __launch_bounds__(128, 2) k_sketch(const __grid_constant__ CUten
             }
         }
         fence_proxy_async();
+        if (K_ADDS64) {
+            bar_named(1, 128);
+            if (tid == 0 && !K_NO_ADDS) {
+#pragma unroll
+                for (int q = 0; q < 4; q++) tma_add(&tm_dq64, smem_u32(buf + q * 8192), 32 * q, h, tok0);
+                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            }
+            continue;
+        }
         __syncwarp();
         if (lane == 0 && !K_NO_ADDS) {
 #pragma unroll
@@ -331,6 +344,18 @@ int main() {
         printf("k_sketch: map failed\n");
         return 1;
     }
+    CUtensorMap tm_dq64; /* the harness's dQ map with 64-row boxes */
+    {
+        const cuuint64_t dims[3] = {128, (cuuint64_t)in.H, (cuuint64_t)in.T};
+        const cuuint64_t strides[2] = {128 * 4, (cuuint64_t)in.H * 128 * 4};
+        const cuuint32_t box[3] = {32, 1, 64}, estr[3] = {1, 1, 1};
+        if (flamia_encode_tiled()(&tm_dq64, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, in.dq, dims, strides, box, estr,
+                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+            printf("k_sketch: dq64 map failed\n");
+            return 1;
+        }
+    }
     const int ktiles = in.L / 64, grid = in.B * in.H * ktiles;
     float *out;
     cudaMalloc(&out, (size_t)grid * 128 * 4);
@@ -340,11 +365,11 @@ int main() {
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_sketch, 128, kLaunchBytes);
     float med, fast;
     cudaError_t err;
-    sketch_time(in, [&] { k_sketch<<<grid, 128, kLaunchBytes>>>(tm64, tmt, in.tm_dq, p); }, med, fast, err);
+    sketch_time(in, [&] { k_sketch<<<grid, 128, kLaunchBytes>>>(tm64, tmt, in.tm_dq, tm_dq64, p); }, med, fast, err);
     const double pairs = sketch_pairs(in); /* 128 x 128 pairs of today's grid: the same problem */
-    printf("k_sketch%s 16x4096 (16 heads, causal grid of 64-key tiles, %d CTAs, %d an SM, %d B shared): median %.3f ms "
+    printf("k_sketch%s%s%s%s 16x4096 (16 heads, causal grid of 64-key tiles, %d CTAs, %d an SM, %d B shared): median %.3f ms "
            "(min %.3f), %.2f us a 128x128 tile pair and SM; %s\n",
-           K_ONE ? " K_ONE" : "", grid, per_sm, kLaunchBytes, med, fast, med * 1e3 * 132 / pairs, cudaGetErrorString(err));
+           K_ONE ? " K_ONE" : "", K_ADDS64 ? " K_ADDS64" : "", K_NO_ADDS ? " K_NO_ADDS" : "", K_NO_MMA ? " K_NO_MMA" : "", grid, per_sm, kLaunchBytes, med, fast, med * 1e3 * 132 / pairs, cudaGetErrorString(err));
     return 0;
 }
 #endif
