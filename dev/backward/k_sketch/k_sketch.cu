@@ -20,6 +20,9 @@
  * loads (each 64-key CTA loads them).
  * Shared memory 112 KB a CTA (two fit an SM's 228 KB). K_ONE=1 asks for 120 KB so that one CTA
  * runs an SM: the same code without the second stream.
+ * Measured (fifty-eighth session, H100, docs/perf-notes.md "Backward kernel"): 7.14-7.27 ms at
+ * 16x4096, 0.97-0.99x today's main kernel; one CTA an SM 12.1 ms; without dQ's adds 6.0 ms. Not
+ * pursued: the doubled dQ adds and tile loads take back what the second stream gains.
  * Build (device or here): nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
  *   --expt-relaxed-constexpr -Ikernels/include -Ikernels/formats -Ikernels/sm90 -Xptxas -v
  *   dev/backward/k_sketch/k_sketch.cu -o dev/backward/bin/k_sketch [-DK_ONE=1]
