@@ -27,6 +27,44 @@ __device__ __forceinline__ float2 dec2(uint32_t codes16) {
     return __half22float2(*reinterpret_cast<__half2 *>(&h2));
 }
 
+/* The sketches' element-wise bodies (sm90_exp2.cuh and sm90_e4m3.cuh included first), per
+ * accumulator column pair j of a thread: its four values s[0..3] (rows g, g + 8; queries q, q + 1).
+ * P: the direct exponential's codes, P = dec(code) nr back into s, and P^T pvf as two F16 words. */
+__device__ __forceinline__ void sketch_p_quad(float *s, float2 ckq, float2 sc, float2 nr, float2 pvf, uint32_t &w0,
+                                              uint32_t &w1) {
+    float pv[4];
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++) {
+        const float e0 = flamia_sm90::exp_frame_direct(s[2 * hh] * ckq.x, sc.x);
+        const float e1 = flamia_sm90::exp_frame_direct(s[2 * hh + 1] * ckq.y, sc.y);
+        const float2 pb = dec2(flamia_cvt_e4m3x2(e0, e1));
+        s[2 * hh] = pb.x * nr.x;
+        s[2 * hh + 1] = pb.y * nr.y;
+        pv[2 * hh] = s[2 * hh] * pvf.x;
+        pv[2 * hh + 1] = s[2 * hh + 1] * pvf.y;
+    }
+    w0 = f16x2(pv[0], pv[1]);
+    w1 = f16x2(pv[2], pv[3]);
+}
+/* dS = P (dP vdo - D) into d, P in p */
+__device__ __forceinline__ void sketch_ds_quad(const float *p, float *d, float2 dl, float2 vdo) {
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const int idx = 2 * hh + e;
+            d[idx] = p[idx] * (d[idx] * (e ? vdo.y : vdo.x) - (e ? dl.y : dl.x));
+        }
+}
+/* dS codes: dK's operand kc (dS / 2^e) and dQ's qc (the code scaled by the F16 factor dqs), rows hh */
+__device__ __forceinline__ void sketch_ds_codes(const float *d, float inv, uint32_t dqs, uint32_t (&kc)[2], uint32_t (&qc)[2]) {
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++) {
+        kc[hh] = flamia_cvt_e4m3x2(d[2 * hh] * inv, d[2 * hh + 1] * inv);
+        qc[hh] = flamia_e4m3x2_scale_f16(kc[hh], dqs);
+    }
+}
+
 struct SketchInputs {
     int B, H, L, tpd, T; /* documents of L tokens, H heads, 128-token tiles a document, tokens */
     uint8_t *codes;      /* [T][H][128] */

@@ -190,19 +190,7 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
                 const int ql = h2 * 64 + qh * 32 + 8 * j + 2 * tq;
                 const float2 ckq = *(const float2 *)(row + ql), sc = *(const float2 *)(row + 128 + ql);
                 const float2 nr = *(const float2 *)(row + 256 + ql), pvf = *(const float2 *)(row + 384 + ql);
-                float pv[4];
-#pragma unroll
-                for (int hh = 0; hh < 2; hh++) {
-                    const float e0 = exp_frame_direct(sacc[4 * j + 2 * hh] * ckq.x, sc.x);
-                    const float e1 = exp_frame_direct(sacc[4 * j + 2 * hh + 1] * ckq.y, sc.y);
-                    const float2 pb = dec2(flamia_cvt_e4m3x2(e0, e1));
-                    sacc[4 * j + 2 * hh] = pb.x * nr.x;
-                    sacc[4 * j + 2 * hh + 1] = pb.y * nr.y;
-                    pv[2 * hh] = sacc[4 * j + 2 * hh] * pvf.x;
-                    pv[2 * hh + 1] = sacc[4 * j + 2 * hh + 1] * pvf.y;
-                }
-                pa[2 * j] = f16x2(pv[0], pv[1]);
-                pa[2 * j + 1] = f16x2(pv[2], pv[3]);
+                sketch_p_quad(sacc + 4 * j, ckq, sc, nr, pvf, pa[2 * j], pa[2 * j + 1]);
             }
             wgmma_wait<0>();
             reg_fence(dpacc);
@@ -210,13 +198,7 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
             for (int j = 0; j < 4 && !I_NO_EW; j++) {
                 const int ql = h2 * 64 + qh * 32 + 8 * j + 2 * tq;
                 const float2 dl = *(const float2 *)(row + 512 + ql), vdo = *(const float2 *)(row + 640 + ql);
-#pragma unroll
-                for (int hh = 0; hh < 2; hh++)
-#pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        const int idx = 4 * j + 2 * hh + e;
-                        dpacc[idx] = sacc[idx] * (dpacc[idx] * (e ? vdo.y : vdo.x) - (e ? dl.y : dl.x));
-                    }
+                sketch_ds_quad(sacc + 4 * j, dpacc + 4 * j, dl, vdo);
             }
             /* the block maximum: one 32x32 block per warp pair (my 16 keys, my 32 queries) */
             float m = 0.f;
@@ -239,12 +221,7 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
 #pragma unroll
             for (int j = 0; j < 4 && !I_NO_EW; j++) {
                 uint32_t kc[2], qc[2];
-#pragma unroll
-                for (int hh = 0; hh < 2; hh++) {
-                    const int idx = 4 * j + 2 * hh;
-                    kc[hh] = flamia_cvt_e4m3x2(dpacc[idx] * inv, dpacc[idx + 1] * inv);
-                    qc[hh] = flamia_e4m3x2_scale_f16(kc[hh], dqs);
-                }
+                sketch_ds_codes(dpacc + 4 * j, inv, dqs, kc, qc);
                 const int qn = qh * 32 + 8 * j + 2 * tq, key = kh * 64 + wq * 16 + 2 * g;
                 *(uint16_t *)(sDS + qn * 128 + ((key >> 4) ^ (qn & 7)) * 16 + (key & 15)) = (uint16_t)__byte_perm(qc[0], qc[1], 0x40);
                 *(uint16_t *)(sDS + (qn + 1) * 128 + ((key >> 4) ^ ((qn + 1) & 7)) * 16 + (key & 15)) =

@@ -379,12 +379,7 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 uint32_t kc[2], qc[2];
-#pragma unroll
-                for (int hh = 0; hh < 2; hh++) {
-                    const int idx = 4 * j + 2 * hh;
-                    kc[hh] = flamia_cvt_e4m3x2(dsv[idx] * inv[j >> 2], dsv[idx + 1] * inv[j >> 2]);
-                    qc[hh] = flamia_e4m3x2_scale_f16(kc[hh], dqs[j >> 2]);
-                }
+                sketch_ds_codes(dsv + 4 * j, inv[j >> 2], dqs[j >> 2], kc, qc);
                 const int qn = 8 * j + 2 * tq, key = wq * 16 + 2 * g;
                 *(uint16_t *)(sDS + qn * 128 + ((key >> 4) ^ (qn & 7)) * 16 + (key & 15)) = (uint16_t)__byte_perm(qc[0], qc[1], 0x40);
                 *(uint16_t *)(sDS + (qn + 1) * 128 + ((key >> 4) ^ ((qn + 1) & 7)) * 16 + (key & 15)) =

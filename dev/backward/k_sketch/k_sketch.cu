@@ -45,6 +45,7 @@
 
 #include <algorithm>
 
+#include "backward_common.cuh" /* put_dk_operand: the dK operand packed as the kernel packs it */
 #include "flamia_formats.h"
 #include "sm90_e4m3.cuh"
 #include "sm90_exp2.cuh"
@@ -161,19 +162,7 @@ __global__ void __launch_bounds__(128, 2) k_sketch(const __grid_constant__ CUten
             const int ql = 8 * j + 2 * tq;
             const float2 ckq = *(const float2 *)(row + ql), sc = *(const float2 *)(row + 64 + ql);
             const float2 nr = *(const float2 *)(row + 128 + ql), pvf = *(const float2 *)(row + 192 + ql);
-            float pv[4];
-#pragma unroll
-            for (int hh = 0; hh < 2; hh++) {
-                const float e0 = exp_frame_direct(sacc[4 * j + 2 * hh] * ckq.x, sc.x);
-                const float e1 = exp_frame_direct(sacc[4 * j + 2 * hh + 1] * ckq.y, sc.y);
-                const float2 pb = dec2(flamia_cvt_e4m3x2(e0, e1));
-                sacc[4 * j + 2 * hh] = pb.x * nr.x;
-                sacc[4 * j + 2 * hh + 1] = pb.y * nr.y;
-                pv[2 * hh] = sacc[4 * j + 2 * hh] * pvf.x;
-                pv[2 * hh + 1] = sacc[4 * j + 2 * hh + 1] * pvf.y;
-            }
-            pa[2 * j] = f16x2(pv[0], pv[1]);
-            pa[2 * j + 1] = f16x2(pv[2], pv[3]);
+            sketch_p_quad(sacc + 4 * j, ckq, sc, nr, pvf, pa[2 * j], pa[2 * j + 1]);
         }
         wgmma_wait<0>();
         reg_fence(dpacc);
@@ -181,13 +170,7 @@ __global__ void __launch_bounds__(128, 2) k_sketch(const __grid_constant__ CUten
         for (int j = 0; j < 8; j++) {
             const int ql = 8 * j + 2 * tq;
             const float2 dl = *(const float2 *)(row + 256 + ql), vdo = *(const float2 *)(row + 320 + ql);
-#pragma unroll
-            for (int hh = 0; hh < 2; hh++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int idx = 4 * j + 2 * hh + e;
-                    dpacc[idx] = sacc[idx] * (dpacc[idx] * (e ? vdo.y : vdo.x) - (e ? dl.y : dl.x));
-                }
+            sketch_ds_quad(sacc + 4 * j, dpacc + 4 * j, dl, vdo);
         }
         /* block maxima: warp wq holds keys 16 wq.. of key block wq >> 1, query blocks j < 4, j >= 4 */
         float *sAmax = (float *)(smem + kAmax);
@@ -215,25 +198,13 @@ __global__ void __launch_bounds__(128, 2) k_sketch(const __grid_constant__ CUten
 #pragma unroll
         for (int j = 0; j < 8; j++) {
             uint32_t kc[2], qc[2];
-#pragma unroll
-            for (int hh = 0; hh < 2; hh++) {
-                const int idx = 4 * j + 2 * hh;
-                kc[hh] = flamia_cvt_e4m3x2(dpacc[idx] * inv[j >> 2], dpacc[idx + 1] * inv[j >> 2]);
-                qc[hh] = flamia_e4m3x2_scale_f16(kc[hh], dqs[j >> 2]);
-            }
+            sketch_ds_codes(dpacc + 4 * j, inv[j >> 2], dqs[j >> 2], kc, qc);
             const int qn = 8 * j + 2 * tq, key = wq * 16 + 2 * g;
             *(uint16_t *)(smem + kDS + qn * 64 + (((key >> 4) ^ ((qn >> 1) & 3)) << 4) + (key & 15)) =
                 (uint16_t)__byte_perm(qc[0], qc[1], 0x40);
             *(uint16_t *)(smem + kDS + (qn + 1) * 64 + (((key >> 4) ^ (((qn + 1) >> 1) & 3)) << 4) + (key & 15)) =
                 (uint16_t)__byte_perm(qc[0], qc[1], 0x51);
-            const int kk = j >> 2, r = j & 3; /* today's put_dk_operand packing, in spirit */
-            if ((r & 1) == 0) {
-                pk[4 * kk + r] = kc[0];
-                pk[4 * kk + r + 1] = kc[1];
-            } else {
-                pk[4 * kk + r - 1] |= kc[0] << 16;
-                pk[4 * kk + r] |= kc[1] << 16;
-            }
+            flamia_bwd::put_dk_operand(pk, j, kc);
         }
         fence_proxy_async(); /* sDS -> dQ's wgmma */
         /* dV += P^T dO (4 k=16 steps); dK += 2^M (dS^T Q) per 32-query block, the first under dV */
