@@ -15,11 +15,26 @@
 # adding its 16 rows; the first run's no-adds probe took 17 % off) and its one-CTA form.
 # Predicted: adds64 -5..-10 % against k_sketch; building the structure pays only at <= 0.85x
 # today's main kernel.
-# Usage (device, repo root): bash dev/sessions/fifty-eighth_sketch.sh [adds64] > $OUT/sketch.log 2>&1
+# Third run (`short`): k_sketch and its one-CTA form on 64x1024 (`k_sketch 64 1024`), where
+# today's kernel pays a CTA's prologue and epilogue every ~4.5 tile pairs and a second CTA an SM
+# could run under them; 16x4096 again beside it, and the dev harness's whole backward on both
+# (its main kernel on an H100 by ncu, fifty-seventh session: 2,260 us at 64x1024, 7,360 at
+# 16x4096). Predicted: k_sketch 0.85-0.95x today's main kernel at 64x1024.
+# Usage (device, repo root): bash dev/sessions/fifty-eighth_sketch.sh [adds64|short] > $OUT/sketch.log 2>&1
 B=dev/backward/bin
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 SK="k_sketch k_sketch_one k_sketch_noadds k_sketch_nomma i_sketch"
 [ "${1:-}" = adds64 ] && SK="k_sketch k_sketch_adds64 k_sketch_adds64_one"
+if [ "${1:-}" = short ]; then
+  for round in 1 2; do
+    for s in k_sketch k_sketch_one; do timeout 60 $B/$s 64 1024 || echo "$s: rc=$?"; done
+    timeout 60 $B/k_sketch || echo "k_sketch: rc=$?"
+    for w in "64x1024 16 16 1" "16x4096 16 16 1"; do
+      GPU_FWD=1 timeout 60 $B/check_backward mxfp8 $w none 10 2>&1 | grep -o "bwd .*" | sed "s/^/check_backward ${w%% *}: /"
+    done
+  done
+  exit 0
+fi
 for round in 1 2; do
   for s in $SK; do
     timeout 60 $B/$s || echo "$s: rc=$?"

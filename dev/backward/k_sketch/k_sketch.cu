@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "backward_common.cuh" /* put_dk_operand: the dK operand packed as the kernel packs it */
 #include "flamia_formats.h"
@@ -309,9 +310,11 @@ static bool map2d(CUtensorMap *m, const void *base, int T, int row_bytes, int bw
                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-int main() {
+/* k_sketch [B L]: B documents of L tokens (default 16 x 4096), 16 heads */
+int main(int argc, char **argv) {
+    const int B = argc > 2 ? atoi(argv[1]) : 16, L = argc > 2 ? atoi(argv[2]) : 4096;
     SketchInputs in;
-    if (!sketch_inputs(in, 16)) return 1;
+    if (!sketch_inputs(in, B, 16, L)) return 1;
     CUtensorMap tm64, tmt;
     if (!map2d(&tm64, in.codes, in.T, in.H * 128, 128, 64, CU_TENSOR_MAP_SWIZZLE_128B) ||
         !map2d(&tmt, in.codes, in.T, in.H * 128, 64, 128, CU_TENSOR_MAP_SWIZZLE_64B)) {
@@ -341,9 +344,9 @@ int main() {
     cudaError_t err;
     sketch_time(in, [&] { k_sketch<<<grid, 128, kLaunchBytes>>>(tm64, tmt, in.tm_dq, tm_dq64, p); }, med, fast, err);
     const double pairs = sketch_pairs(in); /* 128 x 128 pairs of today's grid: the same problem */
-    printf("k_sketch%s%s%s%s 16x4096 (16 heads, causal grid of 64-key tiles, %d CTAs, %d an SM, %d B shared): median %.3f ms "
+    printf("k_sketch%s%s%s%s %dx%d (16 heads, causal grid of 64-key tiles, %d CTAs, %d an SM, %d B shared): median %.3f ms "
            "(min %.3f), %.2f us a 128x128 tile pair and SM; %s\n",
-           K_ONE ? " K_ONE" : "", K_ADDS64 ? " K_ADDS64" : "", K_NO_ADDS ? " K_NO_ADDS" : "", K_NO_MMA ? " K_NO_MMA" : "", grid, per_sm, kLaunchBytes, med, fast, med * 1e3 * 132 / pairs, cudaGetErrorString(err));
+           K_ONE ? " K_ONE" : "", K_ADDS64 ? " K_ADDS64" : "", K_NO_ADDS ? " K_NO_ADDS" : "", K_NO_MMA ? " K_NO_MMA" : "", B, L, grid, per_sm, kLaunchBytes, med, fast, med * 1e3 * 132 / pairs, cudaGetErrorString(err));
     return 0;
 }
 #endif
