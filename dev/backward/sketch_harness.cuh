@@ -1,8 +1,9 @@
 /*
- * sketch_harness.cuh - what the timing skeletons share (i_sketch, j_sketch): two device helpers
- * (F16 pairs in, E4M3 pairs out as floats), and on the host bounded
- * random E4M3 codes for every operand tile (no NaN), row constants that keep exp2 in range, the
- * row-tile map, dQ's FP32 accumulator with its reduce-add map ([16 rows][32 dims] boxes), and a
+ * sketch_harness.cuh - what the timing skeletons share (i_sketch, j_sketch, k_sketch): device
+ * helpers (F16 pairs in, E4M3 pairs out as floats; the element-wise bodies of P, dS and dS's codes;
+ * the dQ TMA reduce-add), and on the host bounded random E4M3 codes for every operand tile (no
+ * NaN), row constants that keep exp2 in range, the row-tile map, dQ's FP32 accumulator with its
+ * reduce-add map ([16 rows][32 dims] boxes; sketch_dq_map for other row counts), and a
  * timing loop (2 warm-up launches, median of 10, dQ zeroed before each). The skeletons' results
  * are meaningless; only their times are read.
  */
@@ -65,12 +66,31 @@ __device__ __forceinline__ void sketch_ds_codes(const float *d, float inv, uint3
     }
 }
 
+/* TMA reduce-add of a shared-memory box into dQ (the caller commits the bulk group) */
+__device__ __forceinline__ void sketch_tma_add(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
+    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+
 struct SketchInputs {
     int B, H, L, tpd, T; /* documents of L tokens, H heads, 128-token tiles a document, tokens */
     uint8_t *codes;      /* [T][H][128] */
     float *rows, *dq;    /* [H][6][T] row constants; [T][H][128] dQ accumulator */
     CUtensorMap tm_rows, tm_dq; /* 128 B x 128 rows boxes of the codes; [16][32] FP32 boxes of dq */
 };
+
+/* dQ's FP32 accumulator [T][H][128] as boxes of [rows][32 dims], 128-byte swizzle: the reduce-adds' map */
+static inline bool sketch_dq_map(CUtensorMap *map, const SketchInputs &in, int rows) {
+    const cuuint64_t dims[3] = {128, (cuuint64_t)in.H, (cuuint64_t)in.T};
+    const cuuint64_t strides[2] = {128 * 4, (cuuint64_t)in.H * 128 * 4};
+    const cuuint32_t box[3] = {32, 1, (cuuint32_t)rows}, estr[3] = {1, 1, 1};
+    return flamia_encode_tiled() &&
+           flamia_encode_tiled()(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, in.dq, dims, strides, box, estr,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
 
 /* false (and a message) when an allocation or a tensor map fails, e.g. without a GPU */
 static inline bool sketch_inputs(SketchInputs &in, int B, int H = 16, int L = 4096) {
@@ -92,12 +112,7 @@ static inline bool sketch_inputs(SketchInputs &in, int B, int H = 16, int L = 40
         printf("sketch: row map failed\n");
         return false;
     }
-    const cuuint64_t dims[3] = {128, (cuuint64_t)H, (cuuint64_t)in.T};
-    const cuuint64_t strides[2] = {128 * 4, (cuuint64_t)H * 128 * 4};
-    const cuuint32_t box[3] = {32, 1, 16}, estr[3] = {1, 1, 1};
-    if (!flamia_encode_tiled() || flamia_encode_tiled()(&in.tm_dq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, in.dq, dims, strides, box, estr,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+    if (!sketch_dq_map(&in.tm_dq, in, 16)) {
         printf("sketch: dq map failed\n");
         return false;
     }

@@ -26,8 +26,10 @@ if [ "${1:-}" = suite ]; then
   grep -E "^#define FLAMIA_BWD_(DQ_WRITER|DK_N64) " kernels/sm90/backward_fp8.cu
   dev_setup
   dev_gpu_suite
-  echo "suite done ($(dev_elapsed) s)"
-  exit 0
+  rc=$?
+  git checkout kernels/sm90/backward_fp8.cu
+  echo "suite: rc=$rc ($(dev_elapsed) s)"
+  exit $rc
 fi
 B=dev/backward/bin
 V=check_v115_writer_n64

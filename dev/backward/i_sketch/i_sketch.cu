@@ -79,13 +79,6 @@ struct SketchParams {
     int T, H, tiles_per_doc;
 };
 
-__device__ __forceinline__ void tma_add(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
-    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
-                     reinterpret_cast<uint64_t>(map)),
-                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
-                 : "memory");
-    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-}
 
 /* shared memory (bytes) */
 constexpr int kK = 0, kV = 16384, kKt = 32768, kBuf = 49152, kBufBytes = 49152; /* 2 x {Q, dO, Q^T} */
@@ -326,7 +319,10 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
             }
             if (!I_NO_FENCE) fence_proxy_async();
             __syncwarp();
-            if (lane == 0 && !I_NO_ADDS) tma_add(&tm_dq, smem_u32(st + wq * 16 * 128), 32 * wg, h, tok0 + h2 * 64 + wq * 16);
+            if (lane == 0 && !I_NO_ADDS) {
+                sketch_tma_add(&tm_dq, smem_u32(st + wq * 16 * 128), 32 * wg, h, tok0 + h2 * 64 + wq * 16);
+                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            }
         }
     }
     asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");

@@ -92,12 +92,6 @@ __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_
                  "l"(src), "r"(bytes), "r"(bar)
                  : "memory");
 }
-__device__ __forceinline__ void tma_add(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
-    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
-                     reinterpret_cast<uint64_t>(map)),
-                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
-                 : "memory");
-}
 
 /* shared memory (bytes); TMA destinations 1024-aligned */
 constexpr int kK = 0, kV = 8192, kKt = 16384;           /* K, V: 64 keys x 128 dims; K^T: 128 dims x 128 B (64 keys used) */
@@ -289,7 +283,7 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
             if (lane == 0 && !J_NO_ADDS) {
                 const int tok = ds + (s >> 1) * 128 + (s & 1) * 64 + wq * 16;
 #pragma unroll
-                for (int x = 0; x < 4; x++) tma_add(&tm_dq, smem_u32(smem + kStage + x * 8192 + wq * 16 * 128), 32 * x, h, tok);
+                for (int x = 0; x < 4; x++) sketch_tma_add(&tm_dq, smem_u32(smem + kStage + x * 8192 + wq * 16 * 128), 32 * x, h, tok);
                 asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
             }
             if (!J_PREFETCH && more) {

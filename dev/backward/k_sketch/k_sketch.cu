@@ -14,7 +14,8 @@
  * key block, one barrier of the CTA = its warpgroup), the codes (dK's operand in registers,
  * dQ's to shared memory [query][key], 64-byte swizzle), dV += P^T dO (F16 m64n128k16 x 4), dK's
  * two query-block partials (m64n128k32, FFMA into dK), then dQ = dS K over the tile's 64 keys
- * for all 128 dims (m64n128k32 x 2, one chain: mxfp8's pair fold), staged as FP32 in the
+ * for all 128 dims (per 64-dim half a chain of two m64n64k32: mxfp8's pair fold; halves so that
+ * ptxas needs no spills), staged as FP32 in the
  * sub-step's own Q / dO / panel region and added by each warp's TMA reduce-adds. So dQ's adds
  * per FLOP double against today's (a 64-key partial each), and so do the Q / dO / Q^T / panel
  * loads (each 64-key CTA loads them).
@@ -62,12 +63,6 @@ struct KParams {
     int T, H, ktiles; /* ktiles: 64-token tiles a document */
 };
 
-__device__ __forceinline__ void tma_add(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
-    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
-                     reinterpret_cast<uint64_t>(map)),
-                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
-                 : "memory");
-}
 /* K-major operand with 64-byte rows, 64-byte swizzle (8-row groups of 512 B) */
 __device__ __forceinline__ uint64_t desc_sw64(uint32_t saddr) {
     uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
@@ -278,7 +273,7 @@ __global__ void __launch_bounds__(128, 2) k_sketch(const __grid_constant__ CUten
             bar_named(1, 128);
             if (tid == 0 && !K_NO_ADDS) {
 #pragma unroll
-                for (int q = 0; q < 4; q++) tma_add(&tm_dq64, smem_u32(buf + q * 8192), 32 * q, h, tok0);
+                for (int q = 0; q < 4; q++) sketch_tma_add(&tm_dq64, smem_u32(buf + q * 8192), 32 * q, h, tok0);
                 asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
             }
             continue;
@@ -286,7 +281,7 @@ __global__ void __launch_bounds__(128, 2) k_sketch(const __grid_constant__ CUten
         __syncwarp();
         if (lane == 0 && !K_NO_ADDS) {
 #pragma unroll
-            for (int q = 0; q < 4; q++) tma_add(&tm_dq, smem_u32(buf + q * 8192 + wq * 16 * 128), 32 * q, h, tok0 + wq * 16);
+            for (int q = 0; q < 4; q++) sketch_tma_add(&tm_dq, smem_u32(buf + q * 8192 + wq * 16 * 128), 32 * q, h, tok0 + wq * 16);
             asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
         }
     }
@@ -321,17 +316,10 @@ int main(int argc, char **argv) {
         printf("k_sketch: map failed\n");
         return 1;
     }
-    CUtensorMap tm_dq64; /* the harness's dQ map with 64-row boxes */
-    {
-        const cuuint64_t dims[3] = {128, (cuuint64_t)in.H, (cuuint64_t)in.T};
-        const cuuint64_t strides[2] = {128 * 4, (cuuint64_t)in.H * 128 * 4};
-        const cuuint32_t box[3] = {32, 1, 64}, estr[3] = {1, 1, 1};
-        if (flamia_encode_tiled()(&tm_dq64, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, in.dq, dims, strides, box, estr,
-                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
-            printf("k_sketch: dq64 map failed\n");
-            return 1;
-        }
+    CUtensorMap tm_dq64; /* the harness's dQ map with 64-row boxes (K_ADDS64) */
+    if (!sketch_dq_map(&tm_dq64, in, 64)) {
+        printf("k_sketch: dq64 map failed\n");
+        return 1;
     }
     const int ktiles = in.L / 64, grid = in.B * in.H * ktiles;
     float *out;
