@@ -149,6 +149,59 @@ struct SmemF {
     static constexpr int kBytes = kBar + 32 + 1024;
 };
 
+/* dQ out, at the end of the default-mode kernel: the last CTA to add into a query tile
+ * converts its rows to BF16 (no bwd_dq_out pass over the whole accumulator). Every CTA counts
+ * the (query tile, head)s it added into once all its adds have completed (the caller waited
+ * them, proxy fence and threadfence): a causal query tile m has the m + 1 key tiles 0..m as
+ * contributors, otherwise the document's nqt. Counting at the end keeps the loop as it was;
+ * the rows a CTA converts then mostly come from L2. Rows past the document belong to the
+ * next document's tile (the zeros this tile adds there change no value: the accumulator
+ * starts at +0 and is never -0). Not inlined, and the CTA's document, tile and kv head found
+ * again from its item: that state kept in registers across the main loop, or stored to
+ * shared memory before it, made ptxas spill in the loop. flags: 256 ints free now. */
+__device__ __noinline__ void dq_out_last(uint8_t *flags, const int32_t *cu, int num_docs, int Hkv, const int *order,
+                                         const float *dq_acc, uint16_t *dq, int *dq_count, int Hq, int group,
+                                         int causal, int hadamard, float had_norm) {
+    const unsigned item = order ? (unsigned)__ldg(order + blockIdx.x) : blockIdx.x; /* the kernel's own item */
+    const DocTile dt = doc_tile_of(cu, num_docs, (int)(item / Hkv));
+    const int hk = (int)(item % Hkv), ds = __ldg(cu + dt.doc), len = __ldg(cu + dt.doc + 1) - ds;
+    const int mt0 = causal ? dt.tile : 0, per_head = dt.ntiles - mt0, nit = per_head * group;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    int *sLast = (int *)flags;
+    const float4 *acc = reinterpret_cast<const float4 *>(dq_acc);
+    uint2 *out = reinterpret_cast<uint2 *>(dq);
+    for (int c0 = 0; c0 < nit; c0 += 256) {
+        __syncthreads(); /* the adds' completion; the flags free again */
+        int last = 0;
+        if (c0 + tid < nit) {
+            const int t = c0 + tid, h = hk * group + t / per_head, m = mt0 + t % per_head;
+            int old;
+            asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;"
+                         : "=r"(old)
+                         : "l"(dq_count + (size_t)(ds + m * 128) * Hq + h)
+                         : "memory");
+            last = old + 1 == (causal ? m + 1 : mt0 + per_head); /* mt0 + per_head: nqt */
+        }
+        sLast[tid] = last;
+        __syncthreads();
+        const int cnt = min(256, nit - c0);
+        for (int i = 0; i < cnt; i++) {
+            if (!sLast[i]) continue; /* uniform */
+            const int t = c0 + i, h = hk * group + t / per_head, m = mt0 + t % per_head;
+            const int rows = min(128, len - m * 128);
+            const size_t r0 = (size_t)(ds + m * 128) * Hq + h;
+            float4 v[16]; /* warp w: rows w, w + 8, ..; every load in flight first */
+#pragma unroll
+            for (int k = 0; k < 16; k++)
+                if (warp + 8 * k < rows) v[k] = __ldcg(acc + (r0 + (size_t)(warp + 8 * k) * Hq) * 32 + lane);
+#pragma unroll
+            for (int k = 0; k < 16; k++)
+                if (warp + 8 * k < rows)
+                    out[(r0 + (size_t)(warp + 8 * k) * Hq) * 32 + lane] = dq_row_bf16(v[k], lane, hadamard, had_norm);
+        }
+    }
+}
+
 /* The FP8 main kernel's body. DBG (flamia_cuda_debug_p_codes, kernel bwd_main_fp8_dbg):
  * also stores every evaluated pair's recomputed P code at dbg_codes[(h T + i) T + j]
  * (global token indices) and writes no dK, dV. */
@@ -962,7 +1015,16 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
     if (!DBG && (kWarpAdds ? lane == 0 : wtid == 0)) {
         bulk_wait_all();
         if (DET && sMisc[2 + wg] >= 0) dq_turn_pass_half(p.dq_turn + (size_t)sMisc[2 + wg] * p.Hq + sMisc[4 + wg]);
+        if (!DET && p.dq) { /* this thread's adds, completed, before the counts below (threadfence pattern) */
+            asm volatile("fence.proxy.async.global;" ::: "memory");
+            __threadfence();
+        }
     }
+    /* ---- dQ out (dq_out_last) */
+    if constexpr (!DBG && !DET)
+        if (p.dq)
+            dq_out_last(smem + SM::kRow, p.cu, p.num_docs, p.Hkv, ORDER ? p.order : nullptr, p.dq_acc, p.dq, p.dq_count,
+                        p.Hq, p.group, p.causal, p.hadamard, p.had_norm);
 }
 
 template <int KIND, bool DET, bool ORDER>
