@@ -16,6 +16,13 @@
 # -4..-7 % at 64x1024; training call -1..-2 % and -3..-5 %. pass against base: 0 +- 1 % (the
 # main loop's SASS differs by 10 integer instructions). Keep if fused is faster than base on
 # every workload and no test fails.
+# Run 1 (v117, dev/backward/v117_dq_out_last.patch: wait, fences, counts and the document
+# search at the CTA's very end): suite 10/10, the A/B fused / base +1.5 % (16x4096 bwd),
+# +3.9 % (64x1024), +8.8 % (gqa-16x1024), +1.2 % (logu-16k): refuted. Run 2 (v117b, this
+# tree): the adds waited and the first 256 counts issued before dK / dV's stores (their
+# latency under the stores), the CTA constants stored in the prologue instead of the search;
+# predicted: -0.5..-1.5 % at 16x4096 and 64x1024 if the fixed cost per CTA was the loss,
+# GQA still slower (its key tile 0 CTAs convert 32 tiles each at their end).
 # Usage (device, repo root): bash dev/sessions/fifty-ninth.sh suite | ab
 export OMP_NUM_THREADS=16
 . dev/device_lib.sh
