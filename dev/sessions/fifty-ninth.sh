@@ -23,7 +23,7 @@
 # latency under the stores), the CTA constants stored in the prologue instead of the search;
 # predicted: -0.5..-1.5 % at 16x4096 and 64x1024 if the fixed cost per CTA was the loss,
 # GQA still slower (its key tile 0 CTAs convert 32 tiles each at their end).
-# Usage (device, repo root): bash dev/sessions/fifty-ninth.sh suite | ab
+# Usage (device, repo root): bash dev/sessions/fifty-ninth.sh suite | tests | ab
 export OMP_NUM_THREADS=16
 . dev/device_lib.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
@@ -38,6 +38,16 @@ for part in "$@"; do
     FLAMIA_TEST_SMALL=1 timeout 200 compute-sanitizer --tool memcheck $B/tests/gpu/test_gpu_api 2>&1 |
       grep -E "ERROR SUMMARY|Invalid|test_gpu_api" | head -8
     echo "memcheck done ($(dev_elapsed) s)"
+    ;;
+  tests) # run 2's short form (device time): the two gpu tests that run the backward
+    [ -f $B/build.ninja ] || dev_setup
+    dev_build || exit 1
+    for t in backward api; do
+      timeout 200 $B/tests/gpu/test_gpu_$t > $OUT/test_gpu_$t.log 2>&1
+      echo "test_gpu_$t rc=$? ($(dev_elapsed) s)"
+    done
+    grep -hE "^FAIL|failures" $OUT/test_gpu_*.log | head -10
+    grep -E "dQ default, in the main" $OUT/test_gpu_backward.log | sort -t'(' -k3 | tail -2
     ;;
   ab)
     [ -f $B/build.ninja ] || dev_setup
