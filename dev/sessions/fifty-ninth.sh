@@ -21,8 +21,12 @@
 # +3.9 % (64x1024), +8.8 % (gqa-16x1024), +1.2 % (logu-16k): refuted. Run 2 (v117b, this
 # tree): the adds waited and the first 256 counts issued before dK / dV's stores (their
 # latency under the stores), the CTA constants stored in the prologue instead of the search;
-# predicted: -0.5..-1.5 % at 16x4096 and 64x1024 if the fixed cost per CTA was the loss,
-# GQA still slower (its key tile 0 CTAs convert 32 tiles each at their end).
+# run 1's loss read as cost per CTA: (fused - pass + the pass's ~271 us) x 132 SMs / 8,192
+# CTAs ~ 6.7 us at 16x4096 and 64x1024, ~1 conversion a CTA; gqa-16x1024 ~40 us a CTA for
+# ~4 conversions. A conversion is one round of 16 loads a thread then the stores, latency-
+# bound at one CTA an SM (~3-5 us); v117b cuts only the fixed part (the wait, the search, the
+# atomic's round trip: ~1-2 us). Predicted: 0..+1 % at 16x4096 and 64x1024, GQA still
+# +5..+8 % (its key tile 0 CTAs convert 32 tiles each at their end). Written before run 2.
 # Usage (device, repo root): bash dev/sessions/fifty-ninth.sh suite | tests | ab
 export OMP_NUM_THREADS=16
 . dev/device_lib.sh
