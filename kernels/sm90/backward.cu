@@ -23,15 +23,12 @@
  *     looping over the GQA group's query heads and the query tiles that see the key tile
  *     (causal: from the diagonal one). dK, dV stay in registers; dQ is reduce-added
  *     (TMA reduce-adds, taken in turn in the deterministic mode; the simt kernel's FP32
- *     atomics likewise) into dq_accum. In the default dQ mode the FP8 kernel's last CTA
- *     to add into a query tile converts its rows to BF16 dq (step 4 skipped; counters per
- *     query tile and head in region dq_turn, zeroed by bwd_pre_do).
+ *     atomics likewise) into dq_accum.
  *       bwd_main_fp8 (mxfp8, mxfp8-exact; the default): FP8 wgmma (QGMMA) for the
  *       products, see "FP8 main kernel" in backward_fp8.cu.
  *       bwd_simt (BF16 kind; FP8 kinds with FLAMIA_SM90_BWD=plain): 32x32 blocks in
  *       shared memory, FP32 FMA, the reference's function to FP32 summation order; slow.
- *  4. bwd_dq_out     dq_accum -> BF16 dq (the deterministic mode, the simt kernel,
- *                    FLAMIA_SM90_DQ_OUT=pass).
+ *  4. bwd_dq_out     dq_accum -> BF16 dq.
  *
  * P is rebuilt exactly as numerics.md 3.3 / 4.2 say: t = fl(s c) (s from the exact
  * FP32 products of the codes times the power-of-two factors), ti = trunc(t),
@@ -104,23 +101,6 @@ static int order_max_seqlen(int group) {
     return -1;
 }
 
-/* Where dQ's accumulator becomes BF16 in the default dQ mode of the FP8 main kernel: in the
- * main kernel, by the last CTA to add into each query tile (1, the default), or in the
- * bwd_dq_out pass after it (FLAMIA_SM90_DQ_OUT=pass, for measurements; the deterministic
- * mode and the simt kernel always take the pass). The environment is read once;
- * flamia_sm90_bwd_set_dq_out_in_main sets it (tests). */
-static int flamia_bwd_dq_out_mode = -1;
-
-extern "C" int flamia_sm90_bwd_dq_out_in_main(void) {
-    if (flamia_bwd_dq_out_mode < 0) {
-        const char *e = getenv("FLAMIA_SM90_DQ_OUT");
-        flamia_bwd_dq_out_mode = e && !strcmp(e, "pass") ? 0 : 1;
-    }
-    return flamia_bwd_dq_out_mode;
-}
-
-extern "C" void flamia_sm90_bwd_set_dq_out_in_main(int on) { flamia_bwd_dq_out_mode = on ? 1 : 0; }
-
 static bool use_order(const struct flamia_sm90_problem *P) {
     if (flamia_bwd_order_mode < 0) {
         const char *e = getenv("FLAMIA_SM90_BWD_ORDER");
@@ -166,12 +146,8 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     pp.c = P->softmax_scale * 1.44269504088896341f;
     float *dq_acc = (float *)(ws + L.dq_accum);
     int *dq_turn = P->deterministic && !dbg_codes ? (int *)(ws + L.dq_turn) : nullptr;
-    const bool fp8_main = fp8 && (dbg_codes || bwd_variant() != 0);
-    /* the FP8 main kernel's last contributor converts dQ (default dQ mode): its counters
-     * live in region dq_turn, which the deterministic mode's turns use otherwise */
-    const bool dq_in_main = fp8_main && !dbg_codes && !dq_turn && flamia_sm90_bwd_dq_out_in_main();
     pp.dq_acc = P->dq_zero_in_forward ? nullptr : dq_acc; /* else the forward zeroed it */
-    pp.dq_turn = dq_turn || dq_in_main ? (int *)(ws + L.dq_turn) : nullptr;
+    pp.dq_turn = dq_turn;
     if ((e = launch_pre_do(P->kind, pp, stream)) != cudaSuccess) return e;
 
     /* 2. transposed codes (in the training call quantize wrote them) */
@@ -212,8 +188,6 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.dof16 = (const uint16_t *)(ws + L.do_bf16);
     mp.dq_acc = dq_acc;
     mp.dq_turn = dq_turn;
-    mp.dq = dq_in_main ? dq : nullptr;
-    mp.dq_count = dq_in_main ? (int *)(ws + L.dq_turn) : nullptr;
     mp.dk = dk;
     mp.dv = dv;
     mp.cu = P->cu_seqlens;
@@ -227,6 +201,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.scale = P->softmax_scale;
     mp.hadamard = P->hadamard;
     mp.had_norm = 1.0f / sqrtf((float)kD); /* as flamia_ref_hadamard */
+    const bool fp8_main = fp8 && (dbg_codes || bwd_variant() != 0);
     const bool det = dq_turn != nullptr;
     mp.order = nullptr;
     if (!dbg_codes && flamia_sm90_bwd_uses_order(P)) {
@@ -237,7 +212,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     }
     e = fp8_main ? launch_main_fp8(P->kind, det, mp, ws + L.qt_codes, ws + L.kt_codes, L.t_vpad, dbg_codes, stream)
                  : launch_main_simt(P->kind, det, mp, P->num_docs, P->max_seqlen, stream);
-    if (dbg_codes || dq_in_main || e != cudaSuccess) return e;
+    if (dbg_codes || e != cudaSuccess) return e;
 
     /* 4. dq -> BF16 */
     return launch_dq_out(dq_acc, dq, (size_t)T * P->heads_q, P->hadamard, stream);

@@ -31,35 +31,6 @@ template <int N> __device__ __forceinline__ void hadamard_lane_stage(float (&v)[
     }
 }
 
-/* Hadamard option (numerics.md 2): dQ, dK were computed in the rotated basis and are
- * rotated back by the same H_D / sqrt(D), the butterflies of flamia_ref_hadamard (each
- * stage forms a + b and a - b of the same pairs, so the FP32 results are the reference's
- * for the same inputs). `x` holds 4 consecutive dims 4 lane..4 lane+3 of one row (D=128
- * spread over a warp): stages 1, 2 in the thread, 4..64 across lanes. bwd_dq_out and the FP8
- * main kernel's own dQ conversion use it. */
-__device__ __forceinline__ void hadamard_row4(float (&x)[4], int lane, float norm) {
-    float a = x[0], b = x[1];
-    x[0] = a + b, x[1] = a - b;
-    a = x[2], b = x[3];
-    x[2] = a + b, x[3] = a - b;
-    a = x[0], b = x[2];
-    x[0] = a + b, x[2] = a - b;
-    a = x[1], b = x[3];
-    x[1] = a + b, x[3] = a - b;
-#pragma unroll
-    for (int st = 0; st < 5; st++) hadamard_lane_stage(x, 1 << st, (lane >> st) & 1);
-#pragma unroll
-    for (int e = 0; e < 4; e++) x[e] *= norm;
-}
-
-/* One dQ accumulator row's 4 dims of this lane (dims 4 lane..) as BF16, rotated back when
- * hadamard: the whole conversion of bwd_dq_out and of the FP8 main kernel's last contributor. */
-__device__ __forceinline__ uint2 dq_row_bf16(float4 v, int lane, int hadamard, float had_norm) {
-    float x[4] = {v.x, v.y, v.z, v.w};
-    if (hadamard) hadamard_row4(x, lane, had_norm);
-    return make_uint2(bf16x2(x[0], x[1]), bf16x2(x[2], x[3]));
-}
-
 /* The FP8 main kernel's dK operand: accumulator column pair j (queries 8 j + 2 tq, + 1) of a
  * thread's two key rows, as the E4M3 code pairs kc[0] (row g) and kc[1] (row g + 8), goes into
  * the A fragments pk of the k = 32 product of its 32-query block j / 4: low half-words from an

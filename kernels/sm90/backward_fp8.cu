@@ -138,7 +138,7 @@ struct SmemF {
     static constexpr int kDqf = kInv + 4 * 64 * 4;           /* float [2][2][64]: scale 2^F, dQ chain factor per sub-step parity */
     static constexpr int kDqOp = kDqf + 2 * 2 * 64 * 4;      /* float [4][64]: mxfp8-exact's dQ operand factor 2^(G - F - EKmax) */
     static constexpr int kGq = kDqOp + 4 * 64 * 4;           /* int [4][64]: G = eDS + EKmax per (key block, query) */
-    static constexpr int kDqS = kGq + 4 * 64 * 4;            /* int [8]: dQ out's CTA constants: document start, length, kv head, first query tile, tiles a head */
+    static constexpr int kDqS = kGq + 4 * 64 * 4;            /* unused since v59 (mxfp8's 2^-s in registers); kept: the layout measured */
     static constexpr int kMk = kDqS + 8 * 4;                 /* int [4][2] (+pad): mxfp8-exact's dK partial exponent per (key, query) block */
     static constexpr int kEKp = kMk + 16 * 4;                /* int [128] */
     static constexpr int kMisc = kEKp + 128 * 4;             /* int [8]: G; deterministic turn row, head per warpgroup */
@@ -148,59 +148,6 @@ struct SmemF {
     static constexpr int kBar = kCkq + 2 * 2 * 128 * 4;      /* uint64 [4] */
     static constexpr int kBytes = kBar + 32 + 1024;
 };
-
-/* dQ out, at the end of the default-mode kernel: the last CTA to add into a query tile
- * converts its rows to BF16 (no bwd_dq_out pass over the whole accumulator). Every CTA counts
- * the (query tile, head)s it added into once all its adds have completed (waited, proxy fence
- * and threadfence by the threads that issued them, then a CTA barrier): a causal query tile m
- * has the m + 1 key tiles 0..m as contributors, otherwise the document's nqt. The first 256
- * counts were made before dK and dV's stores (last: this thread's verdict), the rest here.
- * Rows past the document belong to the next document's tile (the zeros this tile adds there
- * change no value: the accumulator starts at +0 and is never -0). Not inlined, and the CTA's
- * constants read back from shared memory (cta, written in the prologue): kept in registers
- * across the main loop they made ptxas spill there. flags: 256 ints free now. */
-__device__ __noinline__ void dq_out_last(uint8_t *flags, const uint8_t *cta_consts, int last, const float *dq_acc,
-                                         uint16_t *dq, int *dq_count, int Hq, int group, int causal, int hadamard,
-                                         float had_norm) {
-    const volatile int *cta = (const volatile int *)cta_consts;
-    const int ds = cta[0], len = cta[1], hk = cta[2], mt0 = cta[3], per_head = cta[4];
-    const int nit = per_head * group, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    int *sLast = (int *)flags;
-    const float4 *acc = reinterpret_cast<const float4 *>(dq_acc);
-    uint2 *out = reinterpret_cast<uint2 *>(dq);
-    for (int c0 = 0; c0 < nit; c0 += 256) {
-        if (c0 > 0) {
-            last = 0;
-            __syncthreads(); /* the flags free again */
-            if (c0 + tid < nit) {
-                const int t = c0 + tid, h = hk * group + t / per_head, m = mt0 + t % per_head;
-                int old;
-                asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;"
-                             : "=r"(old)
-                             : "l"(dq_count + (size_t)(ds + m * 128) * Hq + h)
-                             : "memory");
-                last = old + 1 == (causal ? m + 1 : mt0 + per_head); /* mt0 + per_head: nqt */
-            }
-        }
-        sLast[tid] = last;
-        __syncthreads();
-        const int cnt = min(256, nit - c0);
-        for (int i = 0; i < cnt; i++) {
-            if (!sLast[i]) continue; /* uniform */
-            const int t = c0 + i, h = hk * group + t / per_head, m = mt0 + t % per_head;
-            const int rows = min(128, len - m * 128);
-            const size_t r0 = (size_t)(ds + m * 128) * Hq + h;
-            float4 v[16]; /* warp w: rows w, w + 8, ..; every load in flight first */
-#pragma unroll
-            for (int k = 0; k < 16; k++)
-                if (warp + 8 * k < rows) v[k] = __ldcg(acc + (r0 + (size_t)(warp + 8 * k) * Hq) * 32 + lane);
-#pragma unroll
-            for (int k = 0; k < 16; k++)
-                if (warp + 8 * k < rows)
-                    out[(r0 + (size_t)(warp + 8 * k) * Hq) * 32 + lane] = dq_row_bf16(v[k], lane, hadamard, had_norm);
-        }
-    }
-}
 
 /* The FP8 main kernel's body. DBG (flamia_cuda_debug_p_codes, kernel bwd_main_fp8_dbg):
  * also stores every evaluated pair's recomputed P code at dbg_codes[(h T + i) T + j]
@@ -281,10 +228,6 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
         for (int b = 0; b < 3; b++) mbar_init(smem_u32(&sBar[b]), 1);
         mbar_init(smem_u32(&sBar[3]), 256); /* the F16 dO tile: every thread arrives (cp.async or plain) */
         sMisc[0] = NOEXP;
-        if (!DET) { /* dQ out's CTA constants (the kernel's end reads them back) */
-            int *c = (int *)(smem + SM::kDqS);
-            c[0] = ds, c[1] = len, c[2] = hk, c[3] = mt0, c[4] = per_head;
-        }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
@@ -985,27 +928,8 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
      * stores per thread and matrix. The K and V tiles take the staging once both
      * warpgroups' last wgmmas have read them (the CTA barrier); the dQ staging (F16 dO
      * panel, Q / dO row tiles) is elsewhere. */
-    int last = 0; /* dQ out: this thread's (query tile, head) of the first 256 was completed by this CTA */
     if (!DBG) {
-        if (!DET && p.dq && (kWarpAdds ? lane == 0 : wtid == 0)) { /* my adds completed, before the counts */
-            bulk_wait_all();
-            asm volatile("fence.proxy.async.global;" ::: "memory");
-            __threadfence();
-        }
         __syncthreads();
-        if (!DET && p.dq) { /* the counts in flight under dK and dV's stores */
-            const volatile int *cta = (const volatile int *)(smem + SM::kDqS);
-            const int c_ds = cta[0], c_mt0 = cta[3], c_ph = cta[4];
-            if (tid < c_ph * p.group) {
-                const int hh = cta[2] * p.group + tid / c_ph, m = c_mt0 + tid % c_ph;
-                int old;
-                asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;"
-                             : "=r"(old)
-                             : "l"(p.dq_count + (size_t)(c_ds + m * 128) * p.Hq + hh)
-                             : "memory");
-                last = old + 1 == (p.causal ? m + 1 : c_mt0 + c_ph);
-            }
-        }
         uint8_t *st = smem + SM::kK + wg * (64 * kD * 2);
         const int mk = lane >> 3, mrow = wq * 16 + (mk & 1) * 8 + (lane & 7);
 #pragma unroll
@@ -1039,11 +963,6 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
         bulk_wait_all();
         if (DET && sMisc[2 + wg] >= 0) dq_turn_pass_half(p.dq_turn + (size_t)sMisc[2 + wg] * p.Hq + sMisc[4 + wg]);
     }
-    /* ---- dQ out (dq_out_last) */
-    if constexpr (!DBG && !DET)
-        if (p.dq)
-            dq_out_last(smem + SM::kRow, smem + SM::kDqS, last, p.dq_acc, p.dq, p.dq_count, p.Hq, p.group, p.causal,
-                        p.hadamard, p.had_norm);
 }
 
 template <int KIND, bool DET, bool ORDER>

@@ -25,7 +25,7 @@ struct PreParams {
     uint16_t *do_bf16;
     float *delta;
     float *dq_acc; /* zeroed here for the main kernel; null: already zero (the forward did it) */
-    int *dq_turn;  /* deterministic mode's turns or the main kernel's dQ contributor counts (else null): zeroed here */
+    int *dq_turn;  /* deterministic mode only (else null): zeroed here */
     int *err;
     const int32_t *cu;
     int T, Hq, num_docs;
@@ -56,12 +56,6 @@ struct MainParams {
     const uint16_t *dof16; /* FP8 main kernel: the dO codes as F16 values (region do_bf16) */
     float *dq_acc;
     int *dq_turn; /* deterministic dQ (DET kernels): the turn counters, zeroed per call */
-    /* FP8 main kernel, default dQ mode: non-null dq, the CTA that adds last into a query tile
-     * converts its dq_acc rows to BF16 dq itself (no bwd_dq_out pass); dq_count (region
-     * dq_turn, zeroed by bwd_pre_do) counts each (query tile, head)'s contributors at its
-     * first row. Null dq: bwd_dq_out converts. */
-    uint16_t *dq;
-    int *dq_count;
     uint16_t *dk, *dv;
     const int32_t *cu;
     int T, Hq, Hkv, group, causal, hadamard;

@@ -281,14 +281,35 @@ __global__ void __launch_bounds__(256) bwd_transpose(const TrParams p) {
 }
 
 /* ================================================================ 4. dq out */
-/* dq_accum [rows][128] -> BF16 dq (rotated back when hadamard): one warp per row. The FP8
- * main kernel converts its query tiles itself (backward_fp8.cu, "dQ out"); this pass serves
- * the deterministic mode, the simt kernel and FLAMIA_SM90_DQ_OUT=pass. */
+/* Hadamard option (numerics.md 2): dQ, dK were computed in the rotated basis and are
+ * rotated back by the same H_D / sqrt(D), the butterflies of flamia_ref_hadamard (each
+ * stage forms a + b and a - b of the same pairs, so the FP32 results are the reference's
+ * for the same inputs). `x` holds 4 consecutive dims 4 lane..4 lane+3 of one row (D=128
+ * spread over a warp): stages 1, 2 in the thread, 4..64 across lanes. */
+__device__ __forceinline__ void hadamard_row4(float (&x)[4], int lane, float norm) {
+    float a = x[0], b = x[1];
+    x[0] = a + b, x[1] = a - b;
+    a = x[2], b = x[3];
+    x[2] = a + b, x[3] = a - b;
+    a = x[0], b = x[2];
+    x[0] = a + b, x[2] = a - b;
+    a = x[1], b = x[3];
+    x[1] = a + b, x[3] = a - b;
+#pragma unroll
+    for (int st = 0; st < 5; st++) hadamard_lane_stage(x, 1 << st, (lane >> st) & 1);
+#pragma unroll
+    for (int e = 0; e < 4; e++) x[e] *= norm;
+}
+
+/* dq_accum [rows][128] -> BF16 dq (rotated back when hadamard): one warp per row */
 __global__ void bwd_dq_out(const float4 *acc, uint2 *dq, size_t rows, int hadamard, float had_norm) {
     const int lane = threadIdx.x & 31;
     for (size_t r = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5; r < rows;
          r += ((size_t)gridDim.x * blockDim.x) >> 5) {
-        dq[r * 32 + lane] = dq_row_bf16(acc[r * 32 + lane], lane, hadamard, had_norm);
+        const float4 v = acc[r * 32 + lane];
+        float x[4] = {v.x, v.y, v.z, v.w};
+        if (hadamard) hadamard_row4(x, lane, had_norm);
+        dq[r * 32 + lane] = make_uint2(bf16x2(x[0], x[1]), bf16x2(x[2], x[3]));
     }
 }
 

@@ -83,10 +83,7 @@ struct flamia_sm90_problem {
  *   dq_accum   float [T][Hq][D]       dQ accumulated across key tiles (reduce-add)
  *   dq_turn    int32 [T][Hq]          deterministic mode: per query block (its first token) and
  *                                     head, how many contributions have completed (simt: key
- *                                     tiles; FP8 kernel: warpgroup halves, two per key tile);
- *                                     the FP8 kernel's default mode: per 128-query tile (its first
- *                                     token) and head, how many key tiles have finished adding
- *                                     (the last converts the tile to BF16 dq)
+ *                                     tiles; FP8 kernel: warpgroup halves, two per key tile)
  *   bwd_rows   word [Hq][8][T]        per query row, the FP8 main kernel's row constants, made once
  *                                     by the dO preprocessing (field w of token t at (h 8 + w) T + t):
  *                                     0 c 2^eQ, 1 2^(8 - m) (0 where the direct exponential of
@@ -241,19 +238,6 @@ extern "C" /* C linkage: tests/gpu/test_gpu_backward.c asks it which cases to ch
 #endif
     int
     flamia_sm90_bwd_uses_order(const struct flamia_sm90_problem *p);
-
-/* Where the FP8 backward's default dQ mode converts dQ to BF16: 1 in its main kernel (the
- * last CTA to add into a query tile; the default), 0 in the bwd_dq_out pass after it (the
- * environment's FLAMIA_SM90_DQ_OUT=pass). The setter is for tests and measurements that compare
- * both in one process; process-wide, read when a backward is enqueued. backward.cu. */
-#ifdef __cplusplus
-extern "C" {
-#endif
-int flamia_sm90_bwd_dq_out_in_main(void);
-void flamia_sm90_bwd_set_dq_out_in_main(int on);
-#ifdef __cplusplus
-}
-#endif
 
 /* Debug (flamia_cuda_debug_p_codes): separate instantiations of the forward and the FP8
  * backward main kernel that store, for every evaluated pair (query i, key j) of query head
