@@ -27,9 +27,16 @@
 # bound at one CTA an SM (~3-5 us); v117b cuts only the fixed part (the wait, the search, the
 # atomic's round trip: ~1-2 us). Predicted: 0..+1 % at 16x4096 and 64x1024, GQA still
 # +5..+8 % (its key tile 0 CTAs convert 32 tiles each at their end). Written before run 2.
-# Usage (device, repo root): bash dev/sessions/fifty-ninth.sh suite | tests | ab
+# Results: docs/perf-notes.md "Backward kernel", fifty-ninth session (both refuted). The
+# variants are patches now (the tree went back to bedcb06's kernels): this script applies
+# PATCH (default dev/backward/v117b_dq_out_early_counts.patch; v117's for run 1) unless the
+# tree already has dq_out_last. build-base/libflamia.so: bedcb06's, built on the CPU machine
+# (git worktree at bedcb06, meson setup, meson compile flamia:shared_library) and carried.
+# Usage (device, repo root): [PATCH=...] bash dev/sessions/fifty-ninth.sh suite | tests | ab
 export OMP_NUM_THREADS=16
 . dev/device_lib.sh
+grep -q dq_out_last kernels/sm90/backward_fp8.cu ||
+  git apply "${PATCH:-dev/backward/v117b_dq_out_early_counts.patch}" || { echo "the patch does not apply"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 for part in "$@"; do
   case $part in
