@@ -12,11 +12,21 @@ export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib6
 dev_elapsed() { echo $(( $(date +%s) - t0 )); }
 # build (or rebuild) $B; on failure the first errors and status 1
 dev_build() { ninja -C $B >>$LOG 2>&1 || { grep -E "error|FAILED" -A3 $LOG | head -40; return 1; }; }
-# configure $B (release, CUDA and the experiments) and build it; exits the script on failure
+# configure $B (release, CUDA and the experiments) unless a call before did, and build it;
+# exits the script on failure
 dev_setup() {
-  meson setup $B -Dcuda=enabled -Dexperiments=enabled --buildtype=release >$LOG 2>&1 || { tail -30 $LOG; exit 1; }
+  if [ ! -f $B/build.ninja ]; then
+    meson setup $B -Dcuda=enabled -Dexperiments=enabled --buildtype=release >$LOG 2>&1 || { tail -30 $LOG; exit 1; }
+  fi
   dev_build || exit 1
   echo "build ok ($(dev_elapsed) s)"
+}
+# dev_variant_tree DIR PATCH: a copy of the tree in DIR (no build folders, .git or data/runs)
+# with PATCH (a path inside the tree) applied; status 1 when it does not apply
+dev_variant_tree() {
+  rm -rf "$1" && mkdir -p "$1" &&
+    tar --exclude='./build*' --exclude=./.git --exclude=./data/runs -cf - . | tar -xf - -C "$1" &&
+    (cd "$1" && patch -p1 -s < "$2") || { echo "$2 does not apply"; return 1; }
 }
 # dev_cudnn_frontend: cuDNN's Python frontend (the cudnn-fp8 peer) from the carried wheel in
 # .whl/, installed into /tmp/site-cudnn and put on PYTHONPATH; nothing when no wheel was carried

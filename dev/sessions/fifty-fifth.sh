@@ -11,7 +11,7 @@
 # Usage (device, repo root; carry .whl for the cudnn-fp8 peer): bash dev/sessions/fifty-fifth.sh [suite] [bits] [ratios]
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16 PYTHONUNBUFFERED=1
 . dev/device_lib.sh
-if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
+dev_setup
 steps=" ${*:-suite ratios} "
 rc=0
 if [[ $steps == *" bits "* ]]; then

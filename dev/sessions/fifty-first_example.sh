@@ -14,7 +14,7 @@
 # Usage (device, repo root): bash dev/sessions/fifty-first_example.sh   (~1 minute, ~3 with a build)
 export PATH=/usr/local/cuda/bin:$PATH
 . dev/device_lib.sh
-if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
+dev_setup
 rc=0
 for args in "--recipe mxfp8" "--recipe mxfp8 --non-causal" "--recipe mxfp8 --softmax-scale 0.0625" \
             "--recipe mxfp8-exact --non-causal --softmax-scale 0.0625" "--recipe bf16 --non-causal" \

@@ -26,7 +26,7 @@
 # Usage (device, repo root): [TESTS="..."] [RECIPES=a,b] [WL=w1,w2] bash dev/sessions/fifty-fourth_lsum.sh [all|lat2|bits]
 export PATH=/usr/local/cuda/bin:$PATH
 . dev/device_lib.sh
-if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
+dev_setup
 stage=${1:-all}
 rc=0
 if [ "$stage" = all ]; then

@@ -41,8 +41,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 for part in "$@"; do
   case $part in
   suite)
-    [ -f $B/build.ninja ] || dev_setup
-    dev_build || exit 1
+    dev_setup
     dev_gpu_suite
     echo "suite rc=$? ($(dev_elapsed) s)"
     grep -E "dQ default, in the main|deterministic dQ" $B/meson-logs/testlog.txt | cut -c1-170 | head -24
@@ -51,8 +50,7 @@ for part in "$@"; do
     echo "memcheck done ($(dev_elapsed) s)"
     ;;
   tests) # run 2's short form (device time): the two gpu tests that run the backward
-    [ -f $B/build.ninja ] || dev_setup
-    dev_build || exit 1
+    dev_setup
     for t in backward api; do
       timeout 200 $B/tests/gpu/test_gpu_$t > $OUT/test_gpu_$t.log 2>&1
       echo "test_gpu_$t rc=$? ($(dev_elapsed) s)"
@@ -61,8 +59,7 @@ for part in "$@"; do
     grep -E "dQ default, in the main" $OUT/test_gpu_backward.log | sort -t'(' -k3 | tail -2
     ;;
   ab)
-    [ -f $B/build.ninja ] || dev_setup
-    dev_build || exit 1
+    dev_setup
     LD_LIBRARY_PATH=build-base:$LD_LIBRARY_PATH ldd $B/experiments/latency/latency | grep flamia
     CONFIGS="base=LIB=build-base pass=FLAMIA_SM90_DQ_OUT=pass fused=" \
       WORKLOADS="16x4096 64x1024 logu-16k gqa-16x1024" PASSES=bwd,train ROUNDS=3 BUDGET=2 \

@@ -19,13 +19,12 @@
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
 . dev/device_lib.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
+dev_setup
 V=build-v118
 if [ ! -f $V/libflamia.so ]; then
-  rm -rf /tmp/v118src && mkdir -p /tmp/v118src && tar --exclude='./build*' -cf - . | tar -xf - -C /tmp/v118src
-  (cd /tmp/v118src && git apply dev/backward/v118_pre_do_heads_fastest.patch &&
-     meson setup build -Dcuda=enabled --buildtype=release >/tmp/v118.log 2>&1 && ninja -C build kernels/libflamia.so >>/tmp/v118.log 2>&1) ||
-    { tail -20 /tmp/v118.log; exit 1; }
+  dev_variant_tree /tmp/v118src dev/backward/v118_pre_do_heads_fastest.patch || exit 1
+  (cd /tmp/v118src && meson setup build -Dcuda=enabled --buildtype=release >/tmp/v118.log 2>&1 &&
+     ninja -C build kernels/libflamia.so >>/tmp/v118.log 2>&1) || { tail -20 /tmp/v118.log; exit 1; }
   mkdir -p $V && cp /tmp/v118src/build/kernels/libflamia.so $V/
   echo "v118 built ($(dev_elapsed) s)"
 fi

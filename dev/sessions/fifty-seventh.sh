@@ -14,7 +14,7 @@
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16 PYTHONUNBUFFERED=1
 . dev/device_lib.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
+dev_setup
 rc=0
 recipes=()
 for a in "$@"; do case $a in suite | ratios | sanitize) ;; *) recipes+=("$a") ;; esac; done

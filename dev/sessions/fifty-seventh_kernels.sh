@@ -9,7 +9,7 @@
 export PATH=/usr/local/cuda/bin:$PATH
 . dev/device_lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-if [ -f $B/build.ninja ]; then dev_build || exit 1; else dev_setup; fi
+dev_setup
 R="quantize|fwd_kernel|bwd_pre_do|bwd_transpose|bwd_main|bwd_dq_out|bwd_order"
 for w in ${WL:-16x4096 64x1024 8192+224x256}; do
   timeout ${NCU_TIMEOUT:-100} bash dev/ncu_durations.sh $w "$R" $B/experiments/latency/latency --workloads $w \
