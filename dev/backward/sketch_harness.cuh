@@ -74,6 +74,18 @@ __device__ __forceinline__ void sketch_tma_add(const CUtensorMap *map, uint32_t 
                  : "memory");
 }
 
+/* A skeleton's end: its dQ reduce-adds completed (their shared-memory staging stays valid
+ * until then), and the dK / dV accumulators' sum stored at out (the thread's own word), so that
+ * no product is optimized away */
+template <int N>
+__device__ __forceinline__ void sketch_sink(const float (&dk)[N], const float (&dv)[N], float *out) {
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    float s = 0.f;
+#pragma unroll
+    for (int x = 0; x < N; x++) s += dk[x] + dv[x];
+    *out = s;
+}
+
 struct SketchInputs {
     int B, H, L, tpd, T; /* documents of L tokens, H heads, 128-token tiles a document, tokens */
     uint8_t *codes;      /* [T][H][128] */

@@ -325,11 +325,7 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
             }
         }
     }
-    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-    float s = 0.f;
-#pragma unroll
-    for (int x = 0; x < 32; x++) s += dkacc[x] + dvacc[x];
-    p.dk[(size_t)blockIdx.x * blockDim.x + tid] = s;
+    sketch_sink(dkacc, dvacc, p.dk + (size_t)blockIdx.x * blockDim.x + tid);
 }
 
 #ifndef I_NO_MAIN

@@ -285,11 +285,7 @@ __global__ void __launch_bounds__(128, 2) k_sketch(const __grid_constant__ CUten
             asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
         }
     }
-    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-    float s = 0.f;
-#pragma unroll
-    for (int x = 0; x < 64; x++) s += dkacc[x] + dvacc[x];
-    p.out[(size_t)blockIdx.x * blockDim.x + tid] = s;
+    sketch_sink(dkacc, dvacc, p.out + (size_t)blockIdx.x * blockDim.x + tid);
 }
 
 #ifndef K_NO_MAIN
