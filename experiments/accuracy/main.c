@@ -139,10 +139,8 @@ int main(int argc, char **argv) {
     for (int wi = 0; wi < nw; wi++) {
         const xp_workload *w = &ws[wi];
         xp_inputs in;
-        xp_input_cfg icfg = xp_opts_inputs(&o);
-        xp_inputs_make(w, o.seed, &icfg, &in);
         xp_result64 g;
-        if (xp_run_ref64(&o, w, &in, &g)) return 1;
+        if (xp_inputs_with_truth(&o, w, &in, &g)) return 1;
         snprintf(what, sizeof what, "%s fp64 (%d tokens)", w->name, w->total_tokens);
         xp_progress_step(&pr, what);
         xp_result r;

@@ -154,6 +154,16 @@ int xp_run_ref64(const xp_opts *o, const xp_workload *w, const xp_inputs *in, xp
     return 0;
 }
 
+int xp_inputs_with_truth(const xp_opts *o, const xp_workload *w, xp_inputs *in, xp_result64 *truth) {
+    xp_input_cfg icfg = xp_opts_inputs(o);
+    if (xp_inputs_make(w, o->seed, &icfg, in)) return -1;
+    if (xp_run_ref64(o, w, in, truth)) {
+        xp_inputs_free(in);
+        return -1;
+    }
+    return 0;
+}
+
 void xp_result64_free(xp_result64 *r) {
     free(r->o);
     free(r->dq);

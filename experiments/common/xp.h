@@ -214,6 +214,10 @@ typedef struct {
 /* the FP64 ground truth (flamia_ref64_*) where --oracle says: cpu, or gpu (flamia_cuda_ref64,
  * cuBLAS; the same values to FP64 rounding, seconds instead of minutes at full size) */
 int xp_run_ref64(const xp_opts *o, const xp_workload *w, const xp_inputs *in, xp_result64 *out);
+/* the inputs the options describe (seed, outliers, dO scale: xp_opts_inputs) and their FP64
+ * ground truth, the first step of every accuracy-style experiment's workload loop; -1 with a
+ * message (nothing left allocated) when the oracle fails */
+int xp_inputs_with_truth(const xp_opts *o, const xp_workload *w, xp_inputs *in, xp_result64 *truth);
 /* 1 when this build has the GPU oracle (CUDA and cuBLAS found) */
 int xp_have_gpu_oracle(void);
 /* the GPU oracle's call (common/cuda_run.c); -1 with a message when the build lacks it */
