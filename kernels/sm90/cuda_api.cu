@@ -19,13 +19,6 @@
 #include "flamia_internal.h"
 #include "sm90_launch.h"
 
-/* The backward and train_step entry points call flamia_sm90_backward (validated on the
- * H200 by tests/gpu/test_gpu_backward.c). -DFLAMIA_SM90_BACKWARD_READY=0 turns them into
- * argument checkers that answer FLAMIA_ERR_UNSUPPORTED and enqueue nothing. */
-#ifndef FLAMIA_SM90_BACKWARD_READY
-#define FLAMIA_SM90_BACKWARD_READY 1
-#endif
-
 namespace {
 
 flamia_status cuda_fail(const char *where, cudaError_t e) {
@@ -349,11 +342,8 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
         (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_ptr(fn, "o", o, 16)) ||
         (st = check_ptr(fn, "lse", lse, 16)) || (st = check_ptr(fn, "dout", dout, 16)) ||
         (st = check_ptr(fn, "dq", dq, 16)) || (st = check_ptr(fn, "dk", dk, 16)) ||
-        (st = check_ptr(fn, "dv", dv, 16)))
+        (st = check_ptr(fn, "dv", dv, 16)) || (st = check_pending(fn)))
         return st;
-    if (!FLAMIA_SM90_BACKWARD_READY)
-        return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "%s: the sm_90 backward is not implemented yet", fn);
-    if ((st = check_pending(fn))) return st;
     return backward_checked(fn, &P, workspace, o, lse, dout, dq, dk, dv, (cudaStream_t)stream);
 }
 
@@ -385,16 +375,8 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
         (st = check_ptr(fn, "dout", dout, 16)) || (st = check_ptr(fn, "o", o, 16)) ||
         (st = check_ptr(fn, "lse", lse, 16)) || (st = check_ptr(fn, "dq", dq, 16)) ||
         (st = check_ptr(fn, "dk", dk, 16)) || (st = check_ptr(fn, "dv", dv, 16)) ||
-        (st = check_workspace(fn, &P, workspace, workspace_bytes)))
+        (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_pending(fn)))
         return st;
-    /* Until the backward is validated nothing is enqueued: a train step that ran only
-     * quantize and forward would hand back dq/dk/dv untouched. */
-    if (!FLAMIA_SM90_BACKWARD_READY)
-        return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
-                           "%s: the sm_90 backward is not implemented yet (nothing was run; call "
-                           "flamia_cuda_quantize and flamia_cuda_forward for the forward half)",
-                           fn);
-    if ((st = check_pending(fn))) return st;
     const cudaStream_t cs = (cudaStream_t)stream;
     P.dq_zero_in_forward = dq_zero_in_forward();
     P.qkt_in_quantize = qkt_in_quantize();
@@ -476,11 +458,8 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
         (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_ptr(fn, "o", o, 16)) ||
         (st = check_ptr(fn, "lse", lse, 16)) || (st = check_ptr(fn, "dout", dout, 16)) ||
         (st = check_ptr(fn, "fwd_codes", fwd_codes, 1)) || (st = check_ptr(fn, "bwd_codes", bwd_codes, 1)) ||
-        (fwd_frames && (st = check_ptr(fn, "fwd_frames", fwd_frames, 4))))
+        (fwd_frames && (st = check_ptr(fn, "fwd_frames", fwd_frames, 4))) || (st = check_pending(fn)))
         return st;
-    if (!FLAMIA_SM90_BACKWARD_READY)
-        return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "%s: the sm_90 backward is not implemented yet", fn);
-    if ((st = check_pending(fn))) return st;
     const cudaStream_t cs = (cudaStream_t)stream;
     cudaError_t e = flamia_sm90_forward_debug(&P, workspace, fwd_codes, fwd_frames, cs);
     if (e != cudaSuccess) return cuda_fail(fn, e);
