@@ -1,11 +1,11 @@
 /*
  * sketch_harness.cuh - what the timing skeletons share (i_sketch, j_sketch, k_sketch): device
  * helpers (F16 pairs in, E4M3 pairs out as floats; the element-wise bodies of P, dS and dS's codes;
- * the dQ TMA reduce-add), and on the host bounded random E4M3 codes for every operand tile (no
- * NaN), row constants that keep exp2 in range, the row-tile map, dQ's FP32 accumulator with its
- * reduce-add map ([16 rows][32 dims] boxes; sketch_dq_map for other row counts), and a
- * timing loop (2 warm-up launches, median of 10, dQ zeroed before each). The skeletons' results
- * are meaningless; only their times are read.
+ * the skeleton's end; the dQ reduce-adds are sm90_ptx.cuh's), and on the host bounded random E4M3
+ * codes for every operand tile (no NaN), row constants that keep exp2 in range, the row-tile map,
+ * dQ's FP32 accumulator with its reduce-add map ([16 rows][32 dims] boxes; sketch_dq_map for other
+ * row counts), and a timing loop (2 warm-up launches, median of 10, dQ zeroed before each). The
+ * skeletons' results are meaningless; only their times are read.
  */
 #pragma once
 #include <cstdio>
@@ -15,6 +15,7 @@
 
 #include <cuda_fp16.h>
 
+#include "sm90_ptx.cuh"
 #include "sm90_tma_host.cuh"
 
 __device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
@@ -66,20 +67,12 @@ __device__ __forceinline__ void sketch_ds_codes(const float *d, float inv, uint3
     }
 }
 
-/* TMA reduce-add of a shared-memory box into dQ (the caller commits the bulk group) */
-__device__ __forceinline__ void sketch_tma_add(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
-    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
-                     reinterpret_cast<uint64_t>(map)),
-                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
-                 : "memory");
-}
-
 /* A skeleton's end: its dQ reduce-adds completed (their shared-memory staging stays valid
  * until then), and the dK / dV accumulators' sum stored at out (the thread's own word), so that
  * no product is optimized away */
 template <int N>
 __device__ __forceinline__ void sketch_sink(const float (&dk)[N], const float (&dv)[N], float *out) {
-    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    flamia_sm90::bulk_wait_all();
     float s = 0.f;
 #pragma unroll
     for (int x = 0; x < N; x++) s += dk[x] + dv[x];

@@ -96,19 +96,6 @@ __device__ __forceinline__ int acc_query(int j, int tq4) {
  * ever scale values whose E4M3 code is 0 anyway), e <= 127 by construction. */
 __device__ __forceinline__ float pow2b(int e) { return __int_as_float(min(max(e + 127, 0), 254) << 23); }
 
-/* TMA reduce-add of a shared-memory box into global memory (element-wise atomic adds),
- * tracked by the issuing thread's bulk groups */
-__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
-    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
-                     reinterpret_cast<uint64_t>(map)),
-                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
-                 : "memory");
-}
-__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-/* this thread's bulk operations have read their shared-memory sources */
-__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-/* ... and completed */
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 /* One step of a butterfly max-reduction of v[0 .. 2 HALF) over lane bit m: the upper lane
  * keeps columns HALF.., the lower 0..HALF-1 (both in v[0 .. HALF)); the exchanged value is
  * picked with bit selects (a ?: on the array elements made the compiler index local memory). */
@@ -358,7 +345,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
 
     for (int it = 0; it < nit; it++) {
         const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
-        asm volatile("cp.async.wait_group 0;\n" ::: "memory"); /* tile it (and K, V) landed: nothing newer in flight */
+        cp_async_wait<0>(); /* tile it (and K, V) landed: nothing newer in flight */
         /* dQ staging read before its regions are reloaded (mxfp8 default: by every thread, though
          * only the warps' lane 0 have groups: predicated on lane 0, ptxas spilled 144 B) */
         if (!DBG && (kWarpAdds || wtid == 0)) bulk_wait_read_all();

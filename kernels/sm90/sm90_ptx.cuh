@@ -1,7 +1,8 @@
 /*
- * sm90_ptx.cuh - thin inline-PTX wrappers shared by the Hopper kernels: shared-memory
- * addresses, cp.async, mbarriers, TMA tile loads, wgmma descriptors, fences/commits/waits,
- * register fences, named barriers. One definition each (forward.cu, backward_prep.cu and backward_fp8.cu include this).
+ * sm90_ptx.cuh - thin inline-PTX wrappers shared by the Hopper kernels: shared-memory addresses,
+ * cp.async, mbarriers, TMA tile loads and reduce-adds, bulk-group commits and waits, wgmma
+ * descriptors, fences/commits/waits, register fences, named barriers. One definition each
+ * (forward.cu, backward_prep.cu and backward_fp8.cu include this).
  */
 #ifndef FLAMIA_SM90_PTX_CUH
 #define FLAMIA_SM90_PTX_CUH
@@ -44,6 +45,19 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N> __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+/* TMA reduce-add of a shared-memory box into global memory (element-wise atomic adds),
+ * tracked by the issuing thread's bulk groups */
+__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
+    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/* this thread's bulk operations have read their shared-memory sources */
+__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+/* ... and completed */
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");

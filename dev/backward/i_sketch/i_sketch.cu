@@ -138,8 +138,8 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
     for (int i = 0; i < 32; i++) dkacc[i] = dvacc[i] = 0.f;
     for (int it = 0; it < nit; it++) {
         const int b = it & 1, tok0 = ds + (n + it) * 128;
-        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* the staging regions are free */
+        cp_async_wait<0>();
+        bulk_wait_read_all(); /* the staging regions are free */
         fence_proxy_async();
         __syncthreads();
         if (tid == 0 && !I_NO_LOADS) { /* this tile's F16 dO panel (single buffer, as today) */
@@ -320,8 +320,8 @@ __global__ void __launch_bounds__(I_THREADS, 1) i_sketch(const __grid_constant__
             if (!I_NO_FENCE) fence_proxy_async();
             __syncwarp();
             if (lane == 0 && !I_NO_ADDS) {
-                sketch_tma_add(&tm_dq, smem_u32(st + wq * 16 * 128), 32 * wg, h, tok0 + h2 * 64 + wq * 16);
-                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                tma_reduce_add_3d(&tm_dq, smem_u32(st + wq * 16 * 128), 32 * wg, h, tok0 + h2 * 64 + wq * 16);
+                bulk_commit_group();
             }
         }
     }

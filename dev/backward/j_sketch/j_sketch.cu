@@ -265,7 +265,7 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
                 if (wtid == 0) load_panel(s + 2);
             }
             /* dQ(s): rows = queries (wq 16 + g, + 8), cols = dims 8 j + 2 tq; staged as 4 boxes [64][32] */
-            if (lane == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+            if (lane == 0) bulk_wait_read_all();
             __syncwarp();
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
@@ -283,8 +283,8 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
             if (lane == 0 && !J_NO_ADDS) {
                 const int tok = ds + (s >> 1) * 128 + (s & 1) * 64 + wq * 16;
 #pragma unroll
-                for (int x = 0; x < 4; x++) sketch_tma_add(&tm_dq, smem_u32(smem + kStage + x * 8192 + wq * 16 * 128), 32 * x, h, tok);
-                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                for (int x = 0; x < 4; x++) tma_reduce_add_3d(&tm_dq, smem_u32(smem + kStage + x * 8192 + wq * 16 * 128), 32 * x, h, tok);
+                bulk_commit_group();
             }
             if (!J_PREFETCH && more) {
                 issue_s(s + 1);
@@ -294,7 +294,7 @@ __global__ void __launch_bounds__(256, 1) j_sketch(const __grid_constant__ CUten
         };
         for (int s = s0; s + 1 < s_end; s++) step(s, std::true_type{});
         step(s_end - 1, std::false_type{});
-        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+        bulk_wait_all();
         float sum = 0.f;
 #pragma unroll
         for (int x = 0; x < 64; x++) sum += dvacc[x];

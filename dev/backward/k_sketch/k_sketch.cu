@@ -129,8 +129,8 @@ __global__ void __launch_bounds__(128, 2) k_sketch(const __grid_constant__ CUten
     for (int i = 0; i < 64; i++) dkacc[i] = dvacc[i] = 0.f;
     for (int it = 0; it < nit; it++) {
         const int b = it & 1, tok0 = ds + (n + it) * 64;
-        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* sub-step it-1's staging is read */
+        cp_async_wait<0>();
+        bulk_wait_read_all(); /* sub-step it-1's staging is read */
         fence_proxy_async();
         __syncthreads();
         if (it + 1 < nit) load_step(it + 1);
@@ -273,16 +273,16 @@ __global__ void __launch_bounds__(128, 2) k_sketch(const __grid_constant__ CUten
             bar_named(1, 128);
             if (tid == 0 && !K_NO_ADDS) {
 #pragma unroll
-                for (int q = 0; q < 4; q++) sketch_tma_add(&tm_dq64, smem_u32(buf + q * 8192), 32 * q, h, tok0);
-                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                for (int q = 0; q < 4; q++) tma_reduce_add_3d(&tm_dq64, smem_u32(buf + q * 8192), 32 * q, h, tok0);
+                bulk_commit_group();
             }
             continue;
         }
         __syncwarp();
         if (lane == 0 && !K_NO_ADDS) {
 #pragma unroll
-            for (int q = 0; q < 4; q++) sketch_tma_add(&tm_dq, smem_u32(buf + q * 8192 + wq * 16 * 128), 32 * q, h, tok0 + wq * 16);
-            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            for (int q = 0; q < 4; q++) tma_reduce_add_3d(&tm_dq, smem_u32(buf + q * 8192 + wq * 16 * 128), 32 * q, h, tok0 + wq * 16);
+            bulk_commit_group();
         }
     }
     sketch_sink(dkacc, dvacc, p.out + (size_t)blockIdx.x * blockDim.x + tid);
