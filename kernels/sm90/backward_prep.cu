@@ -19,7 +19,9 @@
 namespace flamia_bwd {
 
 /* ================================================================ 1. dO */
-/* GRAN: 32 token blocks (mxfp8), 1 per token (exact), 0 BF16. grid (windows of 32, Hq). */
+/* GRAN: 32 token blocks (mxfp8), 1 per token (exact), 0 BF16. A 1-D grid over (window of 32
+ * tokens, head), head fastest (v118): the CTAs resident together read and write every head of
+ * the same tokens, whole [Hq][D] rows of 4 KB (Hq = 16) instead of 256-byte pieces 4 KB apart. */
 /* 6 CTAs per SM (40 registers; shared memory allows 6): the dO rows are read again from
  * shared memory in the second pass rather than held in registers across the exponent barrier */
 template <int GRAN>
@@ -31,7 +33,7 @@ __global__ void __launch_bounds__(256, 6) bwd_pre_do(const PreParams p) {
     __shared__ float s_delta[64];
     __shared__ __align__(16) uint16_t s_io[2][64][kD]; /* the window's dO and O rows (BF16) */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const int h = blockIdx.y, T = p.T, w0 = blockIdx.x * 32;
+    const int h = (int)(blockIdx.x % (unsigned)p.Hq), T = p.T, w0 = (int)(blockIdx.x / (unsigned)p.Hq) * 32;
     int a, b;
     if (GRAN == 32) { /* blocks that start in [w0, w0+32): the same rule as quantize.cu */
         flamia_sm90::window_blocks(p.cu, p.num_docs, T, w0, s_tokbs, s_range);
@@ -365,7 +367,8 @@ __global__ void __launch_bounds__(256) bwd_order(const int32_t *cu, int num_docs
 /* ================================================================ host */
 
 cudaError_t launch_pre_do(enum flamia_sm90_kind kind, const PreParams &pp, cudaStream_t stream) {
-    const dim3 pgrid((pp.T + 31) / 32, pp.Hq);
+    /* (T / 32) Hq blocks, far below 2^31: a workspace that fits holds dq_accum, T Hq 512 bytes */
+    const unsigned pgrid = (unsigned)((pp.T + 31) / 32) * (unsigned)pp.Hq;
     if (kind == FLAMIA_SM90_MXFP8) bwd_pre_do<32><<<pgrid, 256, 0, stream>>>(pp);
     else if (kind == FLAMIA_SM90_MXFP8_EXACT) bwd_pre_do<1><<<pgrid, 256, 0, stream>>>(pp);
     else bwd_pre_do<0><<<pgrid, 256, 0, stream>>>(pp);
