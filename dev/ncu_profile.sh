@@ -3,10 +3,11 @@
 # (tensor pipe utilization) and instruction-mix sections
 # plus per-SASS-instruction stall samples, written to $OUT (or /tmp) as ncu_NAME.txt and
 # ncu_NAME_sass.csv, then summed by instruction class and stall reason (dev/backward/stalls.py).
-# Usage (device, repo root): bash dev/ncu_profile.sh NAME KERNEL_REGEX COMMAND [ARGS...]
+# SKIP=N profiles the (N+1)-th matching launch instead of the first.
+# Usage (device, repo root): [SKIP=N] bash dev/ncu_profile.sh NAME KERNEL_REGEX COMMAND [ARGS...]
 name=$1 kernel=$2; shift 2
 O=${OUT:-/tmp}
-ncu --clock-control none -k regex:$kernel -c 1 \
+ncu --clock-control none -k regex:$kernel --launch-skip ${SKIP:-0} -c 1 \
   --section WarpStateStats --section SourceCounters --section SchedulerStats --section SpeedOfLight \
   --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section InstructionStats -o /tmp/prof_$name -f "$@" >/dev/null 2>&1
 ncu -i /tmp/prof_$name.ncu-rep --page details > $O/ncu_$name.txt 2>&1
