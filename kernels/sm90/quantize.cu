@@ -526,11 +526,15 @@ __global__ void __launch_bounds__(kThreads, FLAMIA_QUANT_WB_CTAS) quantize_block
         for (int o = 16; o >= 1; o >>= 1) mb = max(mb, __shfl_xor_sync(0xffffffffu, mb, o));
         bad_tensors |= (mb >= 0x7f80u ? 1u : 0u) << ti;
         if (mb > 0x7f80u) { /* a NaN somewhere: per row, a NaN row is left out (warp-uniform) */
+            /* The rows are loaded again here rather than taken from raw[]: reusing raw[] let the
+             * compiler keep the 64 masked words of the block max live beside the 64 raw ones
+             * for this rare path, 132 bytes of spills a thread (sixty-first session) */
             uint32_t keep = 0;
 #pragma unroll
             for (int i = 0; i < NL; i++) {
-                uint32_t w2 = flamia_vmax_u16x2(flamia_vmax_u16x2(raw[i].x & 0x7fff7fffu, raw[i].y & 0x7fff7fffu),
-                                                flamia_vmax_u16x2(raw[i].z & 0x7fff7fffu, raw[i].w & 0x7fff7fffu));
+                const uint4 v = r0 + i * RPL < n ? ld_stream(p.src[ti] + base + i * rstride) : make_uint4(0, 0, 0, 0);
+                uint32_t w2 = flamia_vmax_u16x2(flamia_vmax_u16x2(v.x & 0x7fff7fffu, v.y & 0x7fff7fffu),
+                                                flamia_vmax_u16x2(v.z & 0x7fff7fffu, v.w & 0x7fff7fffu));
                 uint32_t rb = max(w2 & 0xffffu, w2 >> 16);
 #pragma unroll
                 for (int o = TPR / 2; o >= 1; o >>= 1) rb = max(rb, __shfl_xor_sync(0xffffffffu, rb, o));
