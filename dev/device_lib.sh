@@ -28,6 +28,18 @@ dev_variant_tree() {
     tar --exclude='./build*' --exclude=./.git --exclude=./data/runs -cf - . | tar -xf - -C "$1" &&
     (cd "$1" && patch -p1 -s < "$2") || { echo "$2 does not apply"; return 1; }
 }
+# dev_variant_lib DIR PATCH: DIR/libflamia.so, the library of the tree with PATCH applied, unless
+# one was carried there (built on the CPU machine); exits the script when it does not build
+dev_variant_lib() {
+  local n
+  n=$(basename "$1")
+  [ -f "$1/libflamia.so" ] && return 0
+  dev_variant_tree "/tmp/$n-src" "$2" || exit 1
+  (cd "/tmp/$n-src" && meson setup build -Dcuda=enabled --buildtype=release >"/tmp/$n.log" 2>&1 &&
+     ninja -C build kernels/libflamia.so >>"/tmp/$n.log" 2>&1) || { tail -20 "/tmp/$n.log"; exit 1; }
+  mkdir -p "$1" && cp "/tmp/$n-src/build/kernels/libflamia.so" "$1/"
+  echo "$n built ($(dev_elapsed) s)"
+}
 # dev_cudnn_frontend: cuDNN's Python frontend (the cudnn-fp8 peer) from the carried wheel in
 # .whl/, installed into /tmp/site-cudnn and put on PYTHONPATH; nothing when no wheel was carried
 dev_cudnn_frontend() {

@@ -21,13 +21,7 @@ export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 dev_setup
 V=build-v118
-if [ ! -f $V/libflamia.so ]; then
-  dev_variant_tree /tmp/v118src dev/backward/v118_pre_do_heads_fastest.patch || exit 1
-  (cd /tmp/v118src && meson setup build -Dcuda=enabled --buildtype=release >/tmp/v118.log 2>&1 &&
-     ninja -C build kernels/libflamia.so >>/tmp/v118.log 2>&1) || { tail -20 /tmp/v118.log; exit 1; }
-  mkdir -p $V && cp /tmp/v118src/build/kernels/libflamia.so $V/
-  echo "v118 built ($(dev_elapsed) s)"
-fi
+dev_variant_lib $V dev/backward/v118_pre_do_heads_fastest.patch
 for t in backward api; do
   LD_LIBRARY_PATH=$V:$LD_LIBRARY_PATH timeout 200 $B/tests/gpu/test_gpu_$t > $OUT/v118_test_gpu_$t.log 2>&1
   echo "v118 test_gpu_$t rc=$? ($(dev_elapsed) s)"

@@ -18,13 +18,7 @@ export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 dev_setup
 V=build-v10
-if [ ! -f $V/libflamia.so ]; then
-  dev_variant_tree /tmp/v10src dev/quantize/v10_no_spills.patch || exit 1
-  (cd /tmp/v10src && meson setup build -Dcuda=enabled --buildtype=release >/tmp/v10.log 2>&1 &&
-     ninja -C build kernels/libflamia.so >>/tmp/v10.log 2>&1) || { tail -20 /tmp/v10.log; exit 1; }
-  mkdir -p $V && cp /tmp/v10src/build/kernels/libflamia.so $V/
-  echo "v10 built ($(dev_elapsed) s)"
-fi
+dev_variant_lib $V dev/quantize/v10_no_spills.patch
 for t in quantize api leak; do
   LD_LIBRARY_PATH=$V:$LD_LIBRARY_PATH timeout 120 $B/tests/gpu/test_gpu_$t > $OUT/v10_test_gpu_$t.log 2>&1
   echo "v10 test_gpu_$t rc=$? ($(dev_elapsed) s): $(tail -n 1 $OUT/v10_test_gpu_$t.log | cut -c1-100)"
