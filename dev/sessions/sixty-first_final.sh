@@ -3,7 +3,8 @@
 # promoted: the gpu suite; compute-sanitizer memcheck on test_gpu_quantize and test_gpu_api
 # (small cases; both changed kernels run there: quantize's NaN path, bwd_pre_do's new indexing)
 # and racecheck on test_gpu_quantize; then the acceptance ratios (mxfp8, 3 alternated rounds).
-# Usage (device, repo root; carry .whl for the cudnn-fp8 peer): bash dev/sessions/sixty-first_final.sh
+# Usage (device, repo root; carry .whl for the cudnn-fp8 peer):
+#   FLAMIA_GIT_COMMIT=<hash> bash dev/sessions/sixty-first_final.sh (ratios.py records it; the device copy has no .git)
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16 PYTHONUNBUFFERED=1
 . dev/device_lib.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
