@@ -3,7 +3,7 @@
 # against the tree's quantize (v10), with binaries built on the CPU machine and carried (no device
 # build: carry61/ holds latency, test_gpu_quantize, test_gpu_api and the base libflamia.so in the
 # build tree's layout, so their RUNPATH finds carry61/kernels; a LIB dir on LD_LIBRARY_PATH
-# replaces it).
+# replaces it; dev/carry_bins.sh now makes the same folder as build-carry/: C=build-carry to rerun).
 #  v11  (dev/quantize/v11_stage_ahead.patch): the block-warp kernel stages each warp's next
 #       (block, head slot) rows in shared memory by cp.async while it converts the current one
 #       (64 KB of dynamic shared memory a CTA, 2 CTAs an SM as before; 128 registers, 0 spills).
@@ -18,7 +18,7 @@
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 OUT=${OUT:-/tmp/flamia-out}; mkdir -p $OUT
-C=carry61
+C=${C:-carry61}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for v in v11 v11b; do
   for t in quantize api; do
