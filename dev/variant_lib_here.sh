@@ -1,0 +1,18 @@
+#!/bin/bash
+# dev/variant_lib_here.sh PATCH DIR - libflamia.so of HEAD with PATCH applied, built on this
+# machine (nvcc, no GPU) in a git worktree (/tmp/flamia-variant-wt, its build folder kept between
+# calls, so a second variant rebuilds only what its patch touches), copied to DIR/libflamia.so
+# (DIR ignored by git: build-*). Carry DIR with dev/carry_bins.sh's build-carry/ and put it first
+# on LD_LIBRARY_PATH on the device; dev_variant_lib (dev/device_lib.sh) takes a carried DIR as is.
+# Usage (repo root): bash dev/variant_lib_here.sh dev/quantize/v12a_probe_tr_skip.patch build-v12a
+set -euo pipefail
+patch=$(realpath "$1") dir=$2 wt=/tmp/flamia-variant-wt
+export PATH=/usr/local/cuda/bin:$PATH
+[ -d $wt ] || git worktree add --detach $wt HEAD >/dev/null
+(cd $wt && git checkout -q -f --detach "$(git -C "$OLDPWD" rev-parse HEAD)" && git apply "$patch")
+[ -f $wt/build/build.ninja ] || meson setup $wt/build -Dcuda=enabled --buildtype=release >/tmp/variant_lib_here.log 2>&1
+ninja -C $wt/build kernels/libflamia.so >>/tmp/variant_lib_here.log 2>&1 ||
+  { grep -E "error|FAILED" -A3 /tmp/variant_lib_here.log | head -20; exit 1; }
+mkdir -p "$dir" && cp $wt/build/kernels/libflamia.so "$dir/"
+(cd $wt && git checkout -q -f)
+echo "$dir/libflamia.so: HEAD $(git rev-parse --short HEAD) + $1"
