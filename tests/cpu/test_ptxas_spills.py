@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""ptxas's spills in the per-token passes (quantize.cu, backward_prep.cu), compiled here for sm_90a
-with the library's flags: every kernel there must have none. These kernels are bound by DRAM, and a
+"""ptxas's spills in the per-token passes (quantize.cu, backward_prep.cu), compiled here as the
+release build compiles them (-O3, sm_90a): every kernel there must have none. These kernels are bound by DRAM, and a
 spill in their loops goes there too: quantize's block-warp kernel spilled 132 bytes a thread for
 many sessions, which cost 13 % of its time (docs/perf-notes.md, "Quantize and peers", sixty-first
 session). A kernel the library never launches at its default settings is listed in UNUSED with
