@@ -12,9 +12,11 @@ export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib6
 dev_elapsed() { echo $(( $(date +%s) - t0 )); }
 # build (or rebuild) $B; on failure the first errors and status 1
 dev_build() { ninja -C $B >>$LOG 2>&1 || { grep -E "error|FAILED" -A3 $LOG | head -40; return 1; }; }
+# the GPU's name, driver and top clock (the first line of every device command's log), then
 # configure $B (release, CUDA and the experiments) unless a call before did, and build it;
 # exits the script on failure
 dev_setup() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
   if [ ! -f $B/build.ninja ]; then
     meson setup $B -Dcuda=enabled -Dexperiments=enabled --buildtype=release >$LOG 2>&1 || { tail -30 $LOG; exit 1; }
   fi

@@ -18,7 +18,6 @@
 # Usage (device, repo root): bash dev/sessions/fifty-ninth_pre_do.sh
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
 . dev/device_lib.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 dev_setup
 V=build-v118
 dev_variant_lib $V dev/backward/v118_pre_do_heads_fastest.patch

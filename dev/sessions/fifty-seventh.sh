@@ -13,7 +13,6 @@
 #   bash dev/sessions/fifty-seventh.sh suite ratios mxfp8 mxfp8-lsum
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16 PYTHONUNBUFFERED=1
 . dev/device_lib.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 dev_setup
 rc=0
 recipes=()

@@ -7,7 +7,6 @@
 #   FLAMIA_GIT_COMMIT=<hash> bash dev/sessions/sixty-first_final.sh (ratios.py records it; the device copy has no .git)
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16 PYTHONUNBUFFERED=1
 . dev/device_lib.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 dev_setup
 rc=0
 dev_gpu_suite || rc=1

@@ -8,7 +8,6 @@
 # Usage (device, repo root): bash dev/sessions/sixty-first_quantize.sh
 export PATH=/usr/local/cuda/bin:$PATH
 . dev/device_lib.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 dev_setup
 L="$B/experiments/latency/latency --workloads 16x4096 --recipes mxfp8 --passes train --warmup 1 --iters 1
    --pass-budget 0 --verify-rows 0 --quiet --out /tmp/ncu-q.h5"

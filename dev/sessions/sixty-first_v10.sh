@@ -15,7 +15,6 @@
 # Usage (device, repo root; carry build-v10): bash dev/sessions/sixty-first_v10.sh
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
 . dev/device_lib.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 dev_setup
 V=build-v10
 dev_variant_lib $V dev/quantize/v10_no_spills.patch
