@@ -50,6 +50,6 @@ for w in 16x4096; do
   done
 done
 echo "ncu done ($(( $(date +%s) - t0 )) s)"
-CONFIGS="base= v12c=LIB=build-v12c/kernels" WORKLOADS="16x4096 64x1024 gqa-16x1024" PASSES=bwd,train ROUNDS=${ROUNDS:-2} BUDGET=2 \
+[ "${AB:-1}" = 0 ] || CONFIGS="base= v12c=LIB=build-v12c/kernels" WORKLOADS="16x4096 64x1024 gqa-16x1024" PASSES=bwd,train ROUNDS=${ROUNDS:-2} BUDGET=2 \
   DRIVER=$C/experiments/latency/latency OUTDIR=/tmp/ab12 bash dev/latency_ab.sh 2>&1 | tee $OUT/v12c_ab.log | tail -12
 echo "done ($(( $(date +%s) - t0 )) s)"
