@@ -32,13 +32,13 @@ t0=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "== tma_blocked_check (16 heads, t_vpad 65536 = 16x4096's Q^T)"
 ./$C/tma_blocked_check 65536 > $OUT/tma_blocked_check.log 2>&1; echo "rc=$?"; cat $OUT/tma_blocked_check.log
-for t in quantize backward; do
+for t in ${TESTS-quantize backward}; do
   timeout 200 build-v12c/tests/gpu/test_gpu_$t > $OUT/v12c_test_gpu_$t.log 2>&1
   echo "v12c test_gpu_$t rc=$? ($(( $(date +%s) - t0 )) s): $(tail -n 1 $OUT/v12c_test_gpu_$t.log | cut -c1-110)"
 done
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
 for w in 16x4096; do
-  for cfg in base v12a v12b v12c; do
+  for cfg in ${CFGS:-base v12a v12b v12c}; do
     lib=$PWD/$C/kernels; [ $cfg != base ] && lib=$PWD/build-$cfg; [ -d $lib/kernels ] && lib=$lib/kernels
     # launches 4-6: the training call's quantize (Q^T, K^T too); 1-3 are the standalone one's
     LD_LIBRARY_PATH=$lib:$LD_LIBRARY_PATH timeout 60 ncu --clock-control none -k regex:quantize_block_warp \
