@@ -20,9 +20,8 @@
 # Here first: bash dev/carry_bins.sh; nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a
 #   -Ikernels/sm90 -o build-carry/tma_blocked_check dev/quantize/tma_blocked_check.cu;
 #   bash dev/variant_lib_here.sh dev/quantize/v12a_probe_tr_skip.patch build-v12a (and v12b);
-#   build-v12c: libflamia.so, tests/gpu/test_gpu_{quantize,backward} of a worktree with the v12c
-#   patch (meson setup + ninja there; the tests' RUNPATH $ORIGIN/../../kernels finds build-v12c/kernels,
-#   libflamia.so goes there only).
+#   bash dev/variant_lib_here.sh dev/quantize/v12c_blocked_qkt.patch build-v12c
+#   tests/gpu/test_gpu_quantize tests/gpu/test_gpu_backward (the library and both patched tests).
 # Device (carry build-carry build-v12a build-v12b build-v12c): bash dev/sessions/sixty-second_v12.sh
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
@@ -33,13 +32,13 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "== tma_blocked_check (16 heads, t_vpad 65536 = 16x4096's Q^T)"
 ./$C/tma_blocked_check 65536 > $OUT/tma_blocked_check.log 2>&1; echo "rc=$?"; cat $OUT/tma_blocked_check.log
 for t in ${TESTS-quantize backward}; do
-  timeout 200 build-v12c/tests/gpu/test_gpu_$t > $OUT/v12c_test_gpu_$t.log 2>&1
+  LD_LIBRARY_PATH=$PWD/build-v12c:$LD_LIBRARY_PATH timeout 200 build-v12c/test_gpu_$t > $OUT/v12c_test_gpu_$t.log 2>&1
   echo "v12c test_gpu_$t rc=$? ($(( $(date +%s) - t0 )) s): $(tail -n 1 $OUT/v12c_test_gpu_$t.log | cut -c1-110)"
 done
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
 for w in 16x4096; do
   for cfg in ${CFGS:-base v12a v12b v12c}; do
-    lib=$PWD/$C/kernels; [ $cfg != base ] && lib=$PWD/build-$cfg; [ -d $lib/kernels ] && lib=$lib/kernels
+    lib=$PWD/$C/kernels; [ $cfg != base ] && lib=$PWD/build-$cfg
     # launches 4-6: the training call's quantize (Q^T, K^T too); 1-3 are the standalone one's
     LD_LIBRARY_PATH=$lib:$LD_LIBRARY_PATH timeout 60 ncu --clock-control none -k regex:quantize_block_warp \
       --launch-skip 3 -c 3 --metrics $M $C/experiments/latency/latency --workloads $w --recipes mxfp8 --passes train \
@@ -50,6 +49,6 @@ for w in 16x4096; do
   done
 done
 echo "ncu done ($(( $(date +%s) - t0 )) s)"
-[ "${AB:-1}" = 0 ] || CONFIGS="base= v12c=LIB=build-v12c/kernels" WORKLOADS="16x4096 64x1024 gqa-16x1024" PASSES=bwd,train ROUNDS=${ROUNDS:-2} BUDGET=2 \
+[ "${AB:-1}" = 0 ] || CONFIGS="base= v12c=LIB=build-v12c" WORKLOADS="16x4096 64x1024 gqa-16x1024" PASSES=bwd,train ROUNDS=${ROUNDS:-2} BUDGET=2 \
   DRIVER=$C/experiments/latency/latency OUTDIR=/tmp/ab12 bash dev/latency_ab.sh 2>&1 | tee $OUT/v12c_ab.log | tail -12
 echo "done ($(( $(date +%s) - t0 )) s)"
