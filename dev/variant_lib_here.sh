@@ -13,7 +13,10 @@ shift 2
 export PATH=/usr/local/cuda/bin:$PATH
 [ -d $wt ] || git worktree add --detach $wt HEAD >/dev/null
 (cd $wt && git checkout -q -f --detach "$(git -C "$OLDPWD" rev-parse HEAD)" && git apply "$patch")
-[ -f $wt/build/build.ninja ] || meson setup $wt/build -Dcuda=enabled --buildtype=release >/tmp/variant_lib_here.log 2>&1
+# configure the worktree's own sources (meson's source dir is the cwd when only a build dir is
+# given: before 2026-12-06 this built /work/main's unpatched sources, and v12a/b/c were the base)
+grep -qs "$wt/kernels" $wt/build/build.ninja || { rm -rf $wt/build
+  meson setup $wt/build $wt -Dcuda=enabled --buildtype=release >/tmp/variant_lib_here.log 2>&1; }
 ninja -C $wt/build kernels/libflamia.so "$@" >>/tmp/variant_lib_here.log 2>&1 ||
   { grep -E "error|FAILED" -A3 /tmp/variant_lib_here.log | head -20; exit 1; }
 mkdir -p "$dir" && cp $wt/build/kernels/libflamia.so "$dir/"

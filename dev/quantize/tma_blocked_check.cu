@@ -144,10 +144,13 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(copy_tiles<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem1));
     CK(cudaFuncSetAttribute(stream_tiles<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smemS));
     CK(cudaFuncSetAttribute(stream_tiles<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smemS));
+    /* one synchronization per map, so that a fault names its map */
     copy_tiles<false><<<total, 128, smem1>>>(m_flat, tiles_per_head, d_out_flat);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize()); /* today's 3-D map */
     copy_tiles<true><<<total, 128, smem1>>>(m_blk, tiles_per_head, d_out_blk);
     CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
+    CK(cudaDeviceSynchronize()); /* the blocked 4-D map */
     uint8_t *o_flat = (uint8_t *)malloc(bytes), *o_blk = (uint8_t *)malloc(bytes);
     CK(cudaMemcpy(o_flat, d_out_flat, bytes, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(o_blk, d_out_blk, bytes, cudaMemcpyDeviceToHost));
