@@ -12,6 +12,10 @@
  * reading the whole buffer (2 CTAs an SM, 4 tiles in flight a CTA) to see what the 32-byte inner
  * box costs TMA. Prints "match" lines and a two-row GB/s table. Exit 1 on any mismatch.
  *
+ * Result (sixty-third session, H100): the blocked copy faults; compute-sanitizer reports an
+ * out-of-range shared address in copy_tiles<true>, so a 32-byte inner box under the 128-byte
+ * swizzle does not land as a [D][128] tile in 16 KB (perf-notes, "Quantize and peers").
+ *
  * Build (here or on the device): nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a
  *   -Ikernels/sm90 -o build-carry/tma_blocked_check dev/quantize/tma_blocked_check.cu
  */
