@@ -5,7 +5,8 @@
 #    quantize kernel in the mxfp8 training call, base / v12a (no Q^T, K^T stores) / v12b (the same
 #    bytes contiguous, timing only) / v12c (dev/quantize/v12c_blocked_qkt.patch: Q^T and K^T in
 #    blocks of 32 positions, [h][t_vpad/32][D][32], read by the backward through a 4-D TMA map).
-#    Predicted (sixty-first_v12_probe.sh): if the 32-byte pieces are the cap, v12a < 520 us and
+#    Count (sixty-first session): at the base's rate, 268 MB fewer bytes take 652 * 1.34 / 1.61 =
+#    ~543 us (v12a) and v12b equals the base. Predicted if the 32-byte pieces are the cap: v12a < 520 us and
 #    v12b <= 600 us against the base's ~652 (H100); v12c's quantize as v12b's.
 # 2. dev/quantize/tma_blocked_check.cu: the 4-D map with a 32-byte inner box lands the tile byte
 #    for byte as today's 3-D map (128-byte swizzle), and both maps' TMA read rates.
