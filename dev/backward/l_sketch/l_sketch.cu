@@ -1,0 +1,216 @@
+/*
+ * l_sketch.cu - the skeleton of the dQ half of a split backward (sixty-fourth session): the main
+ * kernel computes S, P, dP, dS, dK and dV as today but writes each warpgroup's dQ operand (its
+ * dS codes, [64 queries][64 keys], the pair fold as today) and the 64 row factors 2^F scale to
+ * global memory (probe dev/backward/v119_ds_out.patch) instead of computing dQ; this kernel then
+ * streams them back per query tile and computes dQ = sum over key pairs of 2^F (dS' K)_pair in
+ * registers, with no FP32 accumulator in global memory, no reduce-adds and no bwd_dq_out pass:
+ * FlashAttention-2's split without its recomputation of S, P, dP and dS, paid in bytes instead.
+ * NOT a kernel of the library and its results are meaningless: the loop of the planned kernel on
+ * bounded random codes, to time it over 16x4096's causal grid.
+ *
+ * CTA = (query tile m of 128 queries, head, document), the longest (largest m) first; 384
+ * threads: warpgroup 0 a producer (one thread: TMA), warpgroups 1 and 2 consume 64 queries each.
+ * Step s = 0 .. 2 (m + 1) - 1 covers key pair s (keys 64 s .. 64 s + 63 of the document): a stage
+ * holds the dS tile [128 queries][64 B] (8 KB, 64-byte swizzle), the K^T tile [128 dims][64 B]
+ * (8 KB) and the 128 row factors (512 B). A consumer: m64n128k32 x 2 (k = the pair's 64 keys)
+ * into a partial, then acc += partial x factor(row) (64 FFMA), the stage released.
+ * Bytes from DRAM a step and CTA: 8.5 KB (the K^T tile is shared by every query tile of the
+ * document and comes from L2). At 16x4096, 16 heads: 2.2 GB of dS codes and 0.14 GB of
+ * factors, so the kernel is bound by DRAM (~0.65 ms at 3.35 TB/s, ~0.55 ms at 4.2).
+ * The workspace here is a dense [doc][head][m][n][pair] square (4.3 GB at 16x4096; only the
+ * causal half is read); a real one would be the triangle (2.2 GB), or chunks of it.
+ * Build (device or here): nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
+ *   --expt-relaxed-constexpr -Ikernels/include -Ikernels/formats -Ikernels/sm90 -Xptxas -v
+ *   dev/backward/l_sketch/l_sketch.cu -o dev/backward/bin/l_sketch -lcuda [-DL_NO_MMA=1]
+ * Run: dev/backward/bin/l_sketch [B L] (default 16 4096).
+ */
+#ifndef L_STAGES
+#define L_STAGES 6
+#endif
+#ifndef L_NO_MMA /* probe: no wgmma (the stream of bytes alone) */
+#define L_NO_MMA 0
+#endif
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "sm90_ptx.cuh"
+#include "sm90_tma_host.cuh"
+#include "../shape_bench/wgmma_shapes.cuh"
+
+using namespace flamia_sm90;
+
+/* K-major operand with 64-byte rows, 64-byte swizzle (8-row groups of 512 B) */
+__device__ __forceinline__ uint64_t desc_sw64(uint32_t saddr) {
+    uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
+    d |= (uint64_t)1 << 16;
+    d |= (uint64_t)(512 >> 4) << 32;
+    d |= (uint64_t)2 << 62;
+    return d;
+}
+/* a 1-D bulk copy global -> shared, completing on `bar` */
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+struct LParams {
+    const float *fac;  /* [tile][128] row factors */
+    __nv_bfloat16 *dq; /* [T][H][128] */
+    int docs, H, nt, L;
+    float scale;
+};
+
+constexpr int kStageBytes = 17408; /* dS 8192 + K^T 8192 + factors 512, rounded to 1 KB */
+constexpr int kBarOff = L_STAGES * kStageBytes;
+constexpr int kSmem = kBarOff + 2 * L_STAGES * 8 + 1024;
+
+__global__ void __launch_bounds__(384, 1) l_sketch(const __grid_constant__ CUtensorMap tm_ds,
+                                                   const __grid_constant__ CUtensorMap tm_kt, const LParams p) {
+    extern __shared__ __align__(1024) uint8_t smem_raw[];
+    uint8_t *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
+    uint64_t *full = (uint64_t *)(smem + kBarOff), *empty = full + L_STAGES;
+    const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
+    const int g = lane >> 2, tq = lane & 3;
+    const int per_m = p.docs * p.H;
+    const int m = p.nt - 1 - (int)(blockIdx.x / per_m), r = (int)(blockIdx.x % per_m), h = r % p.H, doc = r / p.H;
+    const int nsteps = 2 * (m + 1);
+    const size_t tile0 = ((size_t)(doc * p.H + h) * p.nt + m) * p.nt * 2; /* tile of (n = 0, pair 0); step s is tile0 + s */
+    if (tid == 0) {
+        for (int s = 0; s < L_STAGES; s++) {
+            mbar_init(smem_u32(&full[s]), 1);
+            mbar_init(smem_u32(&empty[s]), 8); /* lane 0 of each consumer warp */
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (wg == 0) {
+        if (tid == 0) {
+            for (int s = 0; s < nsteps; s++) {
+                const int st = s % L_STAGES;
+                if (s >= L_STAGES) mbar_wait(smem_u32(&empty[st]), ((s / L_STAGES) & 1) ^ 1);
+                uint8_t *b = smem + st * kStageBytes;
+                const uint32_t fb = smem_u32(&full[st]);
+                mbar_expect_tx(fb, 8192 + 8192 + 512);
+                tma_load_2d(smem_u32(b), &tm_ds, 0, (int)((tile0 + s) * 128), fb);
+                tma_load_3d(smem_u32(b + 8192), &tm_kt, doc * p.L + s * 64, 0, h, fb);
+                bulk_load(smem_u32(b + 16384), p.fac + (tile0 + s) * 128, 512, fb);
+            }
+        }
+        return;
+    }
+    const int c = wg - 1;
+    float acc[64];
+#pragma unroll
+    for (int x = 0; x < 64; x++) acc[x] = 0.f;
+    for (int s = 0; s < nsteps; s++) {
+        const int st = s % L_STAGES;
+        mbar_wait(smem_u32(&full[st]), (s / L_STAGES) & 1);
+        uint8_t *b = smem + st * kStageBytes;
+        float part[64];
+#pragma unroll
+        for (int x = 0; x < 64; x++) part[x] = 0.f;
+        wgmma_fence();
+        const uint64_t da = desc_sw64(smem_u32(b + c * 4096)), db = desc_sw64(smem_u32(b + 8192));
+        if (!L_NO_MMA) {
+            wg_e4m3_ss_n128(part, da, db, 0);
+            wg_e4m3_ss_n128(part, desc_advance(da, 32), desc_advance(db, 32), 1);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        reg_fence(part);
+        const float *f = (const float *)(b + 16384) + c * 64;
+        const float f0 = f[wq * 16 + g], f1 = f[wq * 16 + g + 8];
+        __syncwarp();
+        if (lane == 0) mbar_arrive(smem_u32(&empty[st]));
+#pragma unroll
+        for (int x = 0; x < 64; x++) acc[x] = fmaf(part[x], (x >> 1) & 1 ? f1 : f0, acc[x]);
+    }
+    /* BF16 dQ out: rows g, g + 8 of the warp's 16, columns 8 j + 2 tq */
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++) {
+        const int tok = doc * p.L + m * 128 + c * 64 + wq * 16 + g + 8 * hh;
+        __nv_bfloat16 *dst = p.dq + ((size_t)tok * p.H + h) * 128 + 2 * tq;
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            *(__nv_bfloat162 *)(dst + 8 * j) = __floats2bfloat162_rn(acc[4 * j + 2 * hh] * p.scale, acc[4 * j + 2 * hh + 1] * p.scale);
+    }
+}
+
+#ifndef L_NO_MAIN
+__global__ void fill_codes(uint8_t *a, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        a[i] = (uint8_t)(((i * 2654435761u) >> 13) & 0x37); /* bounded E4M3 codes, no NaN */
+}
+__global__ void fill_factors(float *a, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        a[i] = (i & 7) ? 0.5f : 0.25f;
+}
+
+static bool map_tiled(CUtensorMap *m, CUtensorMapDataType t, int rank, void *base, const cuuint64_t *dims,
+                      const cuuint64_t *strides, const cuuint32_t *box, CUtensorMapSwizzle sw) {
+    const cuuint32_t estr[3] = {1, 1, 1};
+    return flamia_encode_tiled() && flamia_encode_tiled()(m, t, rank, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+                                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+/* l_sketch [B L]: B documents of L tokens (default 16 x 4096), 16 heads, causal */
+int main(int argc, char **argv) {
+    const int B = argc > 2 ? atoi(argv[1]) : 16, L = argc > 2 ? atoi(argv[2]) : 4096, H = 16, nt = L / 128, T = B * L;
+    const size_t tiles = (size_t)B * H * nt * nt * 2, ds_bytes = tiles * 8192;
+    uint8_t *ds, *kt;
+    float *fac;
+    __nv_bfloat16 *dq;
+    if (cudaMalloc(&ds, ds_bytes) != cudaSuccess || cudaMalloc(&fac, tiles * 512) != cudaSuccess ||
+        cudaMalloc(&kt, (size_t)H * 128 * T) != cudaSuccess || cudaMalloc(&dq, (size_t)T * H * 128 * 2) != cudaSuccess) {
+        printf("l_sketch: allocation failed (%.1f GB of dS codes)\n", ds_bytes / 1e9);
+        return 1;
+    }
+    fill_codes<<<1024, 256>>>(ds, ds_bytes);
+    fill_codes<<<1024, 256>>>(kt, (size_t)H * 128 * T);
+    fill_factors<<<1024, 256>>>(fac, tiles * 128);
+    CUtensorMap tm_ds, tm_kt;
+    const cuuint64_t dd[2] = {64, (cuuint64_t)tiles * 128}, ds_str[1] = {64};
+    const cuuint32_t dbox[2] = {64, 128};
+    const cuuint64_t kd[3] = {(cuuint64_t)T, 128, (cuuint64_t)H}, k_str[2] = {(cuuint64_t)T, (cuuint64_t)T * 128};
+    const cuuint32_t kbox[3] = {64, 128, 1};
+    if (!map_tiled(&tm_ds, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, ds, dd, ds_str, dbox, CU_TENSOR_MAP_SWIZZLE_64B) ||
+        !map_tiled(&tm_kt, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, kt, kd, k_str, kbox, CU_TENSOR_MAP_SWIZZLE_64B)) {
+        printf("l_sketch: tensor map failed\n");
+        return 1;
+    }
+    LParams p{fac, dq, B, H, nt, L, 0.0883883f};
+    cudaFuncSetAttribute(l_sketch, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    const int grid = B * H * nt;
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    std::vector<float> t;
+    for (int r = 0; r < 12; r++) {
+        cudaEventRecord(e0);
+        l_sketch<<<grid, 384, kSmem>>>(tm_ds, tm_kt, p);
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float ms = 0.f;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (r >= 2) t.push_back(ms);
+    }
+    const cudaError_t err = cudaGetLastError();
+    std::sort(t.begin(), t.end());
+    const double steps = (double)B * H * nt * (nt + 1); /* sum over CTAs of 2 (m + 1) */
+    const double dram = steps * (8192 + 512), flops = steps * 2.0 * 128 * 128 * 64;
+    printf("l_sketch%s %dx%d (16 heads, causal, %d CTAs, %d stages, %d B shared): median %.3f ms (min %.3f); dS + factors "
+           "%.2f GB = %.2f TB/s; dQ product %.0f TFLOP/s; %s\n",
+           L_NO_MMA ? " L_NO_MMA" : "", B, L, grid, L_STAGES, kSmem, t[t.size() / 2], t[0], dram / 1e9,
+           dram / (t[t.size() / 2] * 1e-3) / 1e12, flops / (t[t.size() / 2] * 1e-3) / 1e12, cudaGetErrorString(err));
+    return err == cudaSuccess ? 0 : 1;
+}
+#endif
