@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -205,12 +206,43 @@ int main(int argc, char **argv) {
     }
     const cudaError_t err = cudaGetLastError();
     std::sort(t.begin(), t.end());
+    /* the layouts checked (not the timing): CTA (document 0, head 0, last query tile) against the
+     * host's sum over its key pairs of factor x (dS K), from the same buffers */
+    double worst = 0.0;
+    if (err == cudaSuccess) {
+        const int m = nt - 1, ns = 2 * nt;
+        const size_t t0 = (size_t)m * nt * 2; /* tile of (doc 0, head 0, m, n = 0, pair 0) */
+        std::vector<uint8_t> hds((size_t)ns * 8192), hkt((size_t)128 * T);
+        std::vector<float> hf((size_t)ns * 128);
+        std::vector<__nv_bfloat16> hq((size_t)128 * H * 128);
+        cudaMemcpy(hds.data(), ds + t0 * 8192, hds.size(), cudaMemcpyDeviceToHost);
+        cudaMemcpy(hkt.data(), kt, hkt.size(), cudaMemcpyDeviceToHost); /* head 0: [128 dims][T] */
+        cudaMemcpy(hf.data(), fac + t0 * 128, hf.size() * 4, cudaMemcpyDeviceToHost);
+        cudaMemcpy(hq.data(), dq + (size_t)m * 128 * H * 128, hq.size() * 2, cudaMemcpyDeviceToHost);
+        auto dec = [](uint8_t c) { /* E4M3 */
+            const int e = (c >> 3) & 15, mt = c & 7;
+            const float v = e ? ldexpf(1.f + mt / 8.f, e - 7) : ldexpf(mt / 8.f, -6);
+            return c & 0x80 ? -v : v;
+        };
+        for (int r = 0; r < 128; r++)
+            for (int d = 0; d < 128; d++) {
+                double acc = 0.0;
+                for (int s = 0; s < ns; s++) {
+                    double part = 0.0;
+                    for (int k = 0; k < 64; k++) part += (double)dec(hds[(size_t)s * 8192 + r * 64 + k]) * dec(hkt[(size_t)d * T + s * 64 + k]);
+                    acc += part * hf[(size_t)s * 128 + r];
+                }
+                const double got = __bfloat162float(hq[((size_t)r * H) * 128 + d]), want = acc * p.scale;
+                worst = std::max(worst, fabs(got - want) / std::max(fabs(want), 1e-30));
+            }
+    }
     const double steps = (double)B * H * nt * (nt + 1); /* sum over CTAs of 2 (m + 1) */
     const double dram = steps * (8192 + 512), flops = steps * 2.0 * 128 * 128 * 64;
     printf("l_sketch%s %dx%d (16 heads, causal, %d CTAs, %d stages, %d B shared): median %.3f ms (min %.3f); dS + factors "
-           "%.2f GB = %.2f TB/s; dQ product %.0f TFLOP/s; %s\n",
+           "%.2f GB = %.2f TB/s; dQ product %.0f TFLOP/s; layout check max rel err %.2e (%s); %s\n",
            L_NO_MMA ? " L_NO_MMA" : "", B, L, grid, L_STAGES, kSmem, t[t.size() / 2], t[0], dram / 1e9,
-           dram / (t[t.size() / 2] * 1e-3) / 1e12, flops / (t[t.size() / 2] * 1e-3) / 1e12, cudaGetErrorString(err));
-    return err == cudaSuccess ? 0 : 1;
+           dram / (t[t.size() / 2] * 1e-3) / 1e12, flops / (t[t.size() / 2] * 1e-3) / 1e12, worst,
+           L_NO_MMA ? "no MMA: not meaningful" : worst < 1e-2 ? "ok" : "FAIL", cudaGetErrorString(err));
+    return err == cudaSuccess && (L_NO_MMA || worst < 1e-2) ? 0 : 1;
 }
 #endif
