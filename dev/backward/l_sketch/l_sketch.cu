@@ -9,7 +9,7 @@
  * NOT a kernel of the library and its results are meaningless: the loop of the planned kernel on
  * bounded random codes, to time it over 16x4096's causal grid.
  *
- * CTA = (query tile m of 128 queries, head, document), the longest (largest m) first; 384
+ * CTA = (query tile m of 128 queries, head, document), (document, head) slowest, m descending (L_LPT=1: longest first over all; 384
  * threads: warpgroup 0 a producer (one thread: TMA), warpgroups 1 and 2 consume 64 queries each.
  * Step s = 0 .. 2 (m + 1) - 1 covers key pair s (keys 64 s .. 64 s + 63 of the document): a stage
  * holds the dS tile [128 queries][64 B] (8 KB, 64-byte swizzle), the K^T tile [128 dims][64 B]
@@ -27,6 +27,10 @@
  */
 #ifndef L_STAGES
 #define L_STAGES 6
+#endif
+#ifndef L_LPT /* 1: the grid longest first over every (document, head); 0: (document, head) slowest, so
+                 that the CTAs resident together share a few K^T tiles in L2 */
+#define L_LPT 0
 #endif
 #ifndef L_NO_MMA /* probe: no wgmma (the stream of bytes alone) */
 #define L_NO_MMA 0
@@ -81,7 +85,8 @@ __global__ void __launch_bounds__(384, 1) l_sketch(const __grid_constant__ CUten
     const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
     const int g = lane >> 2, tq = lane & 3;
     const int per_m = p.docs * p.H;
-    const int m = p.nt - 1 - (int)(blockIdx.x / per_m), r = (int)(blockIdx.x % per_m), h = r % p.H, doc = r / p.H;
+    const int m = L_LPT ? p.nt - 1 - (int)(blockIdx.x / per_m) : p.nt - 1 - (int)(blockIdx.x % p.nt);
+    const int r = L_LPT ? (int)(blockIdx.x % per_m) : (int)(blockIdx.x / p.nt), h = r % p.H, doc = r / p.H;
     const int nsteps = 2 * (m + 1);
     const size_t tile0 = ((size_t)(doc * p.H + h) * p.nt + m) * p.nt * 2; /* tile of (n = 0, pair 0); step s is tile0 + s */
     if (tid == 0) {
@@ -238,9 +243,9 @@ int main(int argc, char **argv) {
     }
     const double steps = (double)B * H * nt * (nt + 1); /* sum over CTAs of 2 (m + 1) */
     const double dram = steps * (8192 + 512), flops = steps * 2.0 * 128 * 128 * 64;
-    printf("l_sketch%s %dx%d (16 heads, causal, %d CTAs, %d stages, %d B shared): median %.3f ms (min %.3f); dS + factors "
+    printf("l_sketch%s%s %dx%d (16 heads, causal, %d CTAs, %d stages, %d B shared): median %.3f ms (min %.3f); dS + factors "
            "%.2f GB = %.2f TB/s; dQ product %.0f TFLOP/s; layout check max rel err %.2e (%s); %s\n",
-           L_NO_MMA ? " L_NO_MMA" : "", B, L, grid, L_STAGES, kSmem, t[t.size() / 2], t[0], dram / 1e9,
+           L_NO_MMA ? " L_NO_MMA" : "", L_LPT ? " L_LPT" : "", B, L, grid, L_STAGES, kSmem, t[t.size() / 2], t[0], dram / 1e9,
            dram / (t[t.size() / 2] * 1e-3) / 1e12, flops / (t[t.size() / 2] * 1e-3) / 1e12, worst,
            L_NO_MMA ? "no MMA: not meaningful" : worst < 1e-2 ? "ok" : "FAIL", cudaGetErrorString(err));
     return err == cudaSuccess && (L_NO_MMA || worst < 1e-2) ? 0 : 1;
