@@ -32,6 +32,9 @@
                  that the CTAs resident together share a few K^T tiles in L2 */
 #define L_LPT 0
 #endif
+#ifndef L_PERSIST /* 1: a persistent grid, one CTA an SM, the stages running on across items */
+#define L_PERSIST 0
+#endif
 #ifndef L_NO_MMA /* probe: no wgmma (the stream of bytes alone) */
 #define L_NO_MMA 0
 #endif
@@ -77,6 +80,17 @@ constexpr int kStageBytes = 17408; /* dS 8192 + K^T 8192 + factors 512, rounded 
 constexpr int kBarOff = L_STAGES * kStageBytes;
 constexpr int kSmem = kBarOff + 2 * L_STAGES * 8 + 1024;
 
+/* item i of the grid's list -> query tile m, head, document (L_LPT's order or (document, head) slowest) */
+struct LItem {
+    int m, h, doc;
+};
+__device__ __forceinline__ LItem item_of(int i, const LParams &p) {
+    const int per_m = p.docs * p.H;
+    const int m = L_LPT ? p.nt - 1 - i / per_m : p.nt - 1 - i % p.nt;
+    const int r = L_LPT ? i % per_m : i / p.nt;
+    return {m, r % p.H, r / p.H};
+}
+
 __global__ void __launch_bounds__(384, 1) l_sketch(const __grid_constant__ CUtensorMap tm_ds,
                                                    const __grid_constant__ CUtensorMap tm_kt, const LParams p) {
     extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -84,11 +98,9 @@ __global__ void __launch_bounds__(384, 1) l_sketch(const __grid_constant__ CUten
     uint64_t *full = (uint64_t *)(smem + kBarOff), *empty = full + L_STAGES;
     const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
     const int g = lane >> 2, tq = lane & 3;
-    const int per_m = p.docs * p.H;
-    const int m = L_LPT ? p.nt - 1 - (int)(blockIdx.x / per_m) : p.nt - 1 - (int)(blockIdx.x % p.nt);
-    const int r = L_LPT ? (int)(blockIdx.x % per_m) : (int)(blockIdx.x / p.nt), h = r % p.H, doc = r / p.H;
-    const int nsteps = 2 * (m + 1);
-    const size_t tile0 = ((size_t)(doc * p.H + h) * p.nt + m) * p.nt * 2; /* tile of (n = 0, pair 0); step s is tile0 + s */
+    /* L_PERSIST: one CTA an SM takes items blockIdx.x, + gridDim.x, ...; the stages run on across
+     * items (a global step count gs), so the next item's loads go out under this one's end */
+    const int nitems = p.docs * p.H * p.nt, stride = L_PERSIST ? (int)gridDim.x : nitems;
     if (tid == 0) {
         for (int s = 0; s < L_STAGES; s++) {
             mbar_init(smem_u32(&full[s]), 1);
@@ -99,54 +111,64 @@ __global__ void __launch_bounds__(384, 1) l_sketch(const __grid_constant__ CUten
     __syncthreads();
     if (wg == 0) {
         if (tid == 0) {
-            for (int s = 0; s < nsteps; s++) {
-                const int st = s % L_STAGES;
-                if (s >= L_STAGES) mbar_wait(smem_u32(&empty[st]), ((s / L_STAGES) & 1) ^ 1);
-                uint8_t *b = smem + st * kStageBytes;
-                const uint32_t fb = smem_u32(&full[st]);
-                mbar_expect_tx(fb, 8192 + 8192 + 512);
-                tma_load_2d(smem_u32(b), &tm_ds, 0, (int)((tile0 + s) * 128), fb);
-                tma_load_3d(smem_u32(b + 8192), &tm_kt, doc * p.L + s * 64, 0, h, fb);
-                bulk_load(smem_u32(b + 16384), p.fac + (tile0 + s) * 128, 512, fb);
+            int gs = 0;
+            for (int i = blockIdx.x; i < nitems; i += stride) {
+                const LItem it = item_of(i, p);
+                const size_t tile0 = ((size_t)(it.doc * p.H + it.h) * p.nt + it.m) * p.nt * 2; /* step s: tile0 + s */
+                for (int s = 0; s < 2 * (it.m + 1); s++, gs++) {
+                    const int st = gs % L_STAGES;
+                    if (gs >= L_STAGES) mbar_wait(smem_u32(&empty[st]), ((gs / L_STAGES) & 1) ^ 1);
+                    uint8_t *b = smem + st * kStageBytes;
+                    const uint32_t fb = smem_u32(&full[st]);
+                    mbar_expect_tx(fb, 8192 + 8192 + 512);
+                    tma_load_2d(smem_u32(b), &tm_ds, 0, (int)((tile0 + s) * 128), fb);
+                    tma_load_3d(smem_u32(b + 8192), &tm_kt, it.doc * p.L + s * 64, 0, it.h, fb);
+                    bulk_load(smem_u32(b + 16384), p.fac + (tile0 + s) * 128, 512, fb);
+                }
             }
         }
         return;
     }
     const int c = wg - 1;
-    float acc[64];
+    int gs = 0;
+    for (int i = blockIdx.x; i < nitems; i += stride) {
+        const LItem it = item_of(i, p);
+        float acc[64];
 #pragma unroll
-    for (int x = 0; x < 64; x++) acc[x] = 0.f;
-    for (int s = 0; s < nsteps; s++) {
-        const int st = s % L_STAGES;
-        mbar_wait(smem_u32(&full[st]), (s / L_STAGES) & 1);
-        uint8_t *b = smem + st * kStageBytes;
-        float part[64];
+        for (int x = 0; x < 64; x++) acc[x] = 0.f;
+        for (int s = 0; s < 2 * (it.m + 1); s++, gs++) {
+            const int st = gs % L_STAGES;
+            mbar_wait(smem_u32(&full[st]), (gs / L_STAGES) & 1);
+            uint8_t *b = smem + st * kStageBytes;
+            float part[64];
 #pragma unroll
-        for (int x = 0; x < 64; x++) part[x] = 0.f;
-        wgmma_fence();
-        const uint64_t da = desc_sw64(smem_u32(b + c * 4096)), db = desc_sw64(smem_u32(b + 8192));
-        if (!L_NO_MMA) {
-            wg_e4m3_ss_n128(part, da, db, 0);
-            wg_e4m3_ss_n128(part, desc_advance(da, 32), desc_advance(db, 32), 1);
+            for (int x = 0; x < 64; x++) part[x] = 0.f;
+            wgmma_fence();
+            const uint64_t da = desc_sw64(smem_u32(b + c * 4096)), db = desc_sw64(smem_u32(b + 8192));
+            if (!L_NO_MMA) {
+                wg_e4m3_ss_n128(part, da, db, 0);
+                wg_e4m3_ss_n128(part, desc_advance(da, 32), desc_advance(db, 32), 1);
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+            reg_fence(part);
+            const float *f = (const float *)(b + 16384) + c * 64;
+            const float f0 = f[wq * 16 + g], f1 = f[wq * 16 + g + 8];
+            __syncwarp();
+            if (lane == 0) mbar_arrive(smem_u32(&empty[st]));
+#pragma unroll
+            for (int x = 0; x < 64; x++) acc[x] = fmaf(part[x], (x >> 1) & 1 ? f1 : f0, acc[x]);
         }
-        wgmma_commit();
-        wgmma_wait<0>();
-        reg_fence(part);
-        const float *f = (const float *)(b + 16384) + c * 64;
-        const float f0 = f[wq * 16 + g], f1 = f[wq * 16 + g + 8];
-        __syncwarp();
-        if (lane == 0) mbar_arrive(smem_u32(&empty[st]));
+        /* BF16 dQ out: rows g, g + 8 of the warp's 16, columns 8 j + 2 tq */
 #pragma unroll
-        for (int x = 0; x < 64; x++) acc[x] = fmaf(part[x], (x >> 1) & 1 ? f1 : f0, acc[x]);
-    }
-    /* BF16 dQ out: rows g, g + 8 of the warp's 16, columns 8 j + 2 tq */
+        for (int hh = 0; hh < 2; hh++) {
+            const int tok = it.doc * p.L + it.m * 128 + c * 64 + wq * 16 + g + 8 * hh;
+            __nv_bfloat16 *dst = p.dq + ((size_t)tok * p.H + it.h) * 128 + 2 * tq;
 #pragma unroll
-    for (int hh = 0; hh < 2; hh++) {
-        const int tok = doc * p.L + m * 128 + c * 64 + wq * 16 + g + 8 * hh;
-        __nv_bfloat16 *dst = p.dq + ((size_t)tok * p.H + h) * 128 + 2 * tq;
-#pragma unroll
-        for (int j = 0; j < 16; j++)
-            *(__nv_bfloat162 *)(dst + 8 * j) = __floats2bfloat162_rn(acc[4 * j + 2 * hh] * p.scale, acc[4 * j + 2 * hh + 1] * p.scale);
+            for (int j = 0; j < 16; j++)
+                *(__nv_bfloat162 *)(dst + 8 * j) =
+                    __floats2bfloat162_rn(acc[4 * j + 2 * hh] * p.scale, acc[4 * j + 2 * hh + 1] * p.scale);
+        }
     }
 }
 
@@ -195,7 +217,9 @@ int main(int argc, char **argv) {
     }
     LParams p{fac, dq, B, H, nt, L, 0.0883883f};
     cudaFuncSetAttribute(l_sketch, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-    const int grid = B * H * nt;
+    int sms = 132;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    const int grid = L_PERSIST ? sms : B * H * nt;
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
@@ -243,9 +267,9 @@ int main(int argc, char **argv) {
     }
     const double steps = (double)B * H * nt * (nt + 1); /* sum over CTAs of 2 (m + 1) */
     const double dram = steps * (8192 + 512), flops = steps * 2.0 * 128 * 128 * 64;
-    printf("l_sketch%s%s %dx%d (16 heads, causal, %d CTAs, %d stages, %d B shared): median %.3f ms (min %.3f); dS + factors "
+    printf("l_sketch%s%s%s %dx%d (16 heads, causal, %d CTAs, %d stages, %d B shared): median %.3f ms (min %.3f); dS + factors "
            "%.2f GB = %.2f TB/s; dQ product %.0f TFLOP/s; layout check max rel err %.2e (%s); %s\n",
-           L_NO_MMA ? " L_NO_MMA" : "", L_LPT ? " L_LPT" : "", B, L, grid, L_STAGES, kSmem, t[t.size() / 2], t[0], dram / 1e9,
+           L_NO_MMA ? " L_NO_MMA" : "", L_LPT ? " L_LPT" : "", L_PERSIST ? " L_PERSIST" : "", B, L, grid, L_STAGES, kSmem, t[t.size() / 2], t[0], dram / 1e9,
            dram / (t[t.size() / 2] * 1e-3) / 1e12, flops / (t[t.size() / 2] * 1e-3) / 1e12, worst,
            L_NO_MMA ? "no MMA: not meaningful" : worst < 1e-2 ? "ok" : "FAIL", cudaGetErrorString(err));
     return err == cudaSuccess && (L_NO_MMA || worst < 1e-2) ? 0 : 1;
