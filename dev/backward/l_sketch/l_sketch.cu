@@ -32,7 +32,8 @@
                  that the CTAs resident together share a few K^T tiles in L2 */
 #define L_LPT 0
 #endif
-#ifndef L_PERSIST /* 1: a persistent grid, one CTA an SM, the stages running on across items */
+#ifndef L_PERSIST /* 1: a persistent grid, one CTA an SM, the stages running on across items, items
+                     round-robin; 2: the same with items claimed from a global counter (in list order) */
 #define L_PERSIST 0
 #endif
 #ifndef L_NO_MMA /* probe: no wgmma (the stream of bytes alone) */
@@ -72,11 +73,13 @@ __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_
 struct LParams {
     const float *fac;  /* [tile][128] row factors */
     __nv_bfloat16 *dq; /* [T][H][128] */
+    int *counter;      /* L_PERSIST 2: the next item of the list, zero before the launch */
     int docs, H, nt, L;
     float scale;
 };
 
-constexpr int kStageBytes = 17408; /* dS 8192 + K^T 8192 + factors 512, rounded to 1 KB */
+constexpr int kStageBytes = 17408; /* dS 8192 + K^T 8192 + factors 512 + (L_PERSIST 2) the item, rounded to 1 KB */
+constexpr int kHdr = 16896;        /* L_PERSIST 2: the stage's item (-1: no more) */
 constexpr int kBarOff = L_STAGES * kStageBytes;
 constexpr int kSmem = kBarOff + 2 * L_STAGES * 8 + 1024;
 
@@ -112,7 +115,8 @@ __global__ void __launch_bounds__(384, 1) l_sketch(const __grid_constant__ CUten
     if (wg == 0) {
         if (tid == 0) {
             int gs = 0;
-            for (int i = blockIdx.x; i < nitems; i += stride) {
+            for (int i = L_PERSIST == 2 ? atomicAdd(p.counter, 1) : (int)blockIdx.x; i < nitems;
+                 i = L_PERSIST == 2 ? atomicAdd(p.counter, 1) : i + stride) {
                 const LItem it = item_of(i, p);
                 const size_t tile0 = ((size_t)(it.doc * p.H + it.h) * p.nt + it.m) * p.nt * 2; /* step s: tile0 + s */
                 for (int s = 0; s < 2 * (it.m + 1); s++, gs++) {
@@ -120,18 +124,32 @@ __global__ void __launch_bounds__(384, 1) l_sketch(const __grid_constant__ CUten
                     if (gs >= L_STAGES) mbar_wait(smem_u32(&empty[st]), ((gs / L_STAGES) & 1) ^ 1);
                     uint8_t *b = smem + st * kStageBytes;
                     const uint32_t fb = smem_u32(&full[st]);
+                    if (L_PERSIST == 2) *(int *)(b + kHdr) = i; /* released by the arrive below */
                     mbar_expect_tx(fb, 8192 + 8192 + 512);
                     tma_load_2d(smem_u32(b), &tm_ds, 0, (int)((tile0 + s) * 128), fb);
                     tma_load_3d(smem_u32(b + 8192), &tm_kt, it.doc * p.L + s * 64, 0, it.h, fb);
                     bulk_load(smem_u32(b + 16384), p.fac + (tile0 + s) * 128, 512, fb);
                 }
             }
+            if (L_PERSIST == 2) { /* the end, as a stage of its own */
+                const int st = gs % L_STAGES;
+                if (gs >= L_STAGES) mbar_wait(smem_u32(&empty[st]), ((gs / L_STAGES) & 1) ^ 1);
+                *(int *)(smem + st * kStageBytes + kHdr) = -1;
+                mbar_arrive(smem_u32(&full[st]));
+            }
         }
         return;
     }
     const int c = wg - 1;
     int gs = 0;
-    for (int i = blockIdx.x; i < nitems; i += stride) {
+    for (int i = blockIdx.x;; i += stride) {
+        if (L_PERSIST == 2) { /* the item the producer put in this stage */
+            mbar_wait(smem_u32(&full[gs % L_STAGES]), (gs / L_STAGES) & 1);
+            i = *(volatile int *)(smem + (gs % L_STAGES) * kStageBytes + kHdr);
+            if (i < 0) break;
+        } else if (i >= nitems) {
+            break;
+        }
         const LItem it = item_of(i, p);
         float acc[64];
 #pragma unroll
@@ -215,7 +233,10 @@ int main(int argc, char **argv) {
         printf("l_sketch: tensor map failed\n");
         return 1;
     }
-    LParams p{fac, dq, B, H, nt, L, 0.0883883f};
+    int *counters;
+    cudaMalloc(&counters, 16 * sizeof(int));
+    cudaMemset(counters, 0, 16 * sizeof(int));
+    LParams p{fac, dq, counters, B, H, nt, L, 0.0883883f};
     cudaFuncSetAttribute(l_sketch, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
     int sms = 132;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
@@ -225,6 +246,7 @@ int main(int argc, char **argv) {
     cudaEventCreate(&e1);
     std::vector<float> t;
     for (int r = 0; r < 12; r++) {
+        p.counter = counters + r;
         cudaEventRecord(e0);
         l_sketch<<<grid, 384, kSmem>>>(tm_ds, tm_kt, p);
         cudaEventRecord(e1);
@@ -269,7 +291,7 @@ int main(int argc, char **argv) {
     const double dram = steps * (8192 + 512), flops = steps * 2.0 * 128 * 128 * 64;
     printf("l_sketch%s%s%s %dx%d (16 heads, causal, %d CTAs, %d stages, %d B shared): median %.3f ms (min %.3f); dS + factors "
            "%.2f GB = %.2f TB/s; dQ product %.0f TFLOP/s; layout check max rel err %.2e (%s); %s\n",
-           L_NO_MMA ? " L_NO_MMA" : "", L_LPT ? " L_LPT" : "", L_PERSIST ? " L_PERSIST" : "", B, L, grid, L_STAGES, kSmem, t[t.size() / 2], t[0], dram / 1e9,
+           L_NO_MMA ? " L_NO_MMA" : "", L_LPT ? " L_LPT" : "", L_PERSIST == 2 ? " L_PERSIST=2" : L_PERSIST ? " L_PERSIST" : "", B, L, grid, L_STAGES, kSmem, t[t.size() / 2], t[0], dram / 1e9,
            dram / (t[t.size() / 2] * 1e-3) / 1e12, flops / (t[t.size() / 2] * 1e-3) / 1e12, worst,
            L_NO_MMA ? "no MMA: not meaningful" : worst < 1e-2 ? "ok" : "FAIL", cudaGetErrorString(err));
     return err == cudaSuccess && (L_NO_MMA || worst < 1e-2) ? 0 : 1;
