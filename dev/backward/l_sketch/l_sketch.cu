@@ -36,6 +36,11 @@
                      round-robin; 2: the same with items claimed from a global counter (in list order) */
 #define L_PERSIST 0
 #endif
+#ifndef L_ROW128 /* 1: a step is a whole 128-key tile: dS [128 queries][128 B] and K^T [128 dims][128 B],
+                    128-byte swizzle (the main kernel's two warpgroups' stores side by side in one
+                    128-byte row), two chains of two k=32 products a step; 0: a 64-key pair, 64-byte rows */
+#define L_ROW128 0
+#endif
 #ifndef L_NO_MMA /* probe: no wgmma (the stream of bytes alone) */
 #define L_NO_MMA 0
 #endif
@@ -78,8 +83,10 @@ struct LParams {
     float scale;
 };
 
-constexpr int kStageBytes = 17408; /* dS 8192 + K^T 8192 + factors 512 + (L_PERSIST 2) the item, rounded to 1 KB */
-constexpr int kHdr = 16896;        /* L_PERSIST 2: the stage's item (-1: no more) */
+/* a stage: dS, K^T, the row factors (+ (L_PERSIST 2) the item), rounded to 1 KB */
+constexpr int kDsB = L_ROW128 ? 16384 : 8192, kFacB = L_ROW128 ? 1024 : 512;
+constexpr int kStageBytes = L_ROW128 ? 34816 : 17408;
+constexpr int kHdr = 2 * kDsB + kFacB; /* L_PERSIST 2: the stage's item (-1: no more) */
 constexpr int kBarOff = L_STAGES * kStageBytes;
 constexpr int kSmem = kBarOff + 2 * L_STAGES * 8 + 1024;
 
@@ -118,17 +125,18 @@ __global__ void __launch_bounds__(384, 1) l_sketch(const __grid_constant__ CUten
             for (int i = L_PERSIST == 2 ? atomicAdd(p.counter, 1) : (int)blockIdx.x; i < nitems;
                  i = L_PERSIST == 2 ? atomicAdd(p.counter, 1) : i + stride) {
                 const LItem it = item_of(i, p);
-                const size_t tile0 = ((size_t)(it.doc * p.H + it.h) * p.nt + it.m) * p.nt * 2; /* step s: tile0 + s */
-                for (int s = 0; s < 2 * (it.m + 1); s++, gs++) {
+                /* step s: tile0 + s (L_ROW128: 128-key tiles, else 64-key pairs) */
+                const size_t tile0 = ((size_t)(it.doc * p.H + it.h) * p.nt + it.m) * p.nt * (L_ROW128 ? 1 : 2);
+                for (int s = 0; s < (L_ROW128 ? 1 : 2) * (it.m + 1); s++, gs++) {
                     const int st = gs % L_STAGES;
                     if (gs >= L_STAGES) mbar_wait(smem_u32(&empty[st]), ((gs / L_STAGES) & 1) ^ 1);
                     uint8_t *b = smem + st * kStageBytes;
                     const uint32_t fb = smem_u32(&full[st]);
                     if (L_PERSIST == 2) *(int *)(b + kHdr) = i; /* released by the arrive below */
-                    mbar_expect_tx(fb, 8192 + 8192 + 512);
+                    mbar_expect_tx(fb, 2 * kDsB + kFacB);
                     tma_load_2d(smem_u32(b), &tm_ds, 0, (int)((tile0 + s) * 128), fb);
-                    tma_load_3d(smem_u32(b + 8192), &tm_kt, it.doc * p.L + s * 64, 0, it.h, fb);
-                    bulk_load(smem_u32(b + 16384), p.fac + (tile0 + s) * 128, 512, fb);
+                    tma_load_3d(smem_u32(b + kDsB), &tm_kt, it.doc * p.L + s * (L_ROW128 ? 128 : 64), 0, it.h, fb);
+                    bulk_load(smem_u32(b + 2 * kDsB), p.fac + (tile0 + s) * (kFacB / 4), kFacB, fb);
                 }
             }
             if (L_PERSIST == 2) { /* the end, as a stage of its own */
@@ -154,10 +162,36 @@ __global__ void __launch_bounds__(384, 1) l_sketch(const __grid_constant__ CUten
         float acc[64];
 #pragma unroll
         for (int x = 0; x < 64; x++) acc[x] = 0.f;
-        for (int s = 0; s < 2 * (it.m + 1); s++, gs++) {
+        for (int s = 0; s < (L_ROW128 ? 1 : 2) * (it.m + 1); s++, gs++) {
             const int st = gs % L_STAGES;
             mbar_wait(smem_u32(&full[st]), (gs / L_STAGES) & 1);
             uint8_t *b = smem + st * kStageBytes;
+            if (L_ROW128) { /* two chains (the two key pairs, each its own row factors) */
+#pragma unroll
+                for (int x = 0; x < 2; x++) {
+                    float part[64];
+#pragma unroll
+                    for (int y = 0; y < 64; y++) part[y] = 0.f;
+                    wgmma_fence();
+                    const uint64_t da = desc_sw128(smem_u32(b + c * 8192)), db = desc_sw128(smem_u32(b + kDsB));
+                    if (!L_NO_MMA) {
+                        wg_e4m3_ss_n128(part, desc_advance(da, 64 * x), desc_advance(db, 64 * x), 0);
+                        wg_e4m3_ss_n128(part, desc_advance(da, 64 * x + 32), desc_advance(db, 64 * x + 32), 1);
+                    }
+                    wgmma_commit();
+                    wgmma_wait<0>();
+                    reg_fence(part);
+                    const float *f = (const float *)(b + 2 * kDsB) + x * 128 + c * 64;
+                    const float f0 = f[wq * 16 + g], f1 = f[wq * 16 + g + 8];
+                    if (x == 1) {
+                        __syncwarp();
+                        if (lane == 0) mbar_arrive(smem_u32(&empty[st]));
+                    }
+#pragma unroll
+                    for (int y = 0; y < 64; y++) acc[y] = fmaf(part[y], (y >> 1) & 1 ? f1 : f0, acc[y]);
+                }
+                continue;
+            }
             float part[64];
 #pragma unroll
             for (int x = 0; x < 64; x++) part[x] = 0.f;
@@ -224,12 +258,14 @@ int main(int argc, char **argv) {
     fill_codes<<<1024, 256>>>(kt, (size_t)H * 128 * T);
     fill_factors<<<1024, 256>>>(fac, tiles * 128);
     CUtensorMap tm_ds, tm_kt;
-    const cuuint64_t dd[2] = {64, (cuuint64_t)tiles * 128}, ds_str[1] = {64};
-    const cuuint32_t dbox[2] = {64, 128};
+    const int row = L_ROW128 ? 128 : 64; /* bytes a dS row: a 128-key tile or a 64-key pair */
+    const cuuint64_t dd[2] = {(cuuint64_t)row, (cuuint64_t)tiles * 128 * 64 / row}, ds_str[1] = {(cuuint64_t)row};
+    const cuuint32_t dbox[2] = {(cuuint32_t)row, 128};
     const cuuint64_t kd[3] = {(cuuint64_t)T, 128, (cuuint64_t)H}, k_str[2] = {(cuuint64_t)T, (cuuint64_t)T * 128};
-    const cuuint32_t kbox[3] = {64, 128, 1};
-    if (!map_tiled(&tm_ds, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, ds, dd, ds_str, dbox, CU_TENSOR_MAP_SWIZZLE_64B) ||
-        !map_tiled(&tm_kt, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, kt, kd, k_str, kbox, CU_TENSOR_MAP_SWIZZLE_64B)) {
+    const cuuint32_t kbox[3] = {(cuuint32_t)row, 128, 1};
+    const CUtensorMapSwizzle sw = L_ROW128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+    if (!map_tiled(&tm_ds, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, ds, dd, ds_str, dbox, sw) ||
+        !map_tiled(&tm_kt, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, kt, kd, k_str, kbox, sw)) {
         printf("l_sketch: tensor map failed\n");
         return 1;
     }
@@ -262,7 +298,8 @@ int main(int argc, char **argv) {
     double worst = 0.0;
     if (err == cudaSuccess) {
         const int m = nt - 1, ns = 2 * nt;
-        const size_t t0 = (size_t)m * nt * 2; /* tile of (doc 0, head 0, m, n = 0, pair 0) */
+        const size_t t0 = (size_t)m * nt * 2; /* 64-key pair tile of (doc 0, head 0, m, n = 0, pair 0); the same
+                                                 bytes are L_ROW128's 128-key tiles from (size_t)m * nt */
         std::vector<uint8_t> hds((size_t)ns * 8192), hkt((size_t)128 * T);
         std::vector<float> hf((size_t)ns * 128);
         std::vector<__nv_bfloat16> hq((size_t)128 * H * 128);
@@ -280,8 +317,11 @@ int main(int argc, char **argv) {
                 double acc = 0.0;
                 for (int s = 0; s < ns; s++) {
                     double part = 0.0;
-                    for (int k = 0; k < 64; k++) part += (double)dec(hds[(size_t)s * 8192 + r * 64 + k]) * dec(hkt[(size_t)d * T + s * 64 + k]);
-                    acc += part * hf[(size_t)s * 128 + r];
+                    /* pair s: keys 64 s.. of the document; L_ROW128: row r of tile s / 2 holds pair s in bytes 64 (s & 1).. */
+                    const size_t dsb = L_ROW128 ? (size_t)(s >> 1) * 16384 + r * 128 + 64 * (s & 1) : (size_t)s * 8192 + r * 64;
+                    const size_t fi = L_ROW128 ? (size_t)(s >> 1) * 256 + (s & 1) * 128 + r : (size_t)s * 128 + r;
+                    for (int k = 0; k < 64; k++) part += (double)dec(hds[dsb + k]) * dec(hkt[(size_t)d * T + s * 64 + k]);
+                    acc += part * hf[fi];
                 }
                 const double got = __bfloat162float(hq[((size_t)r * H) * 128 + d]), want = acc * p.scale;
                 worst = std::max(worst, fabs(got - want) / std::max(fabs(want), 1e-30));
@@ -289,9 +329,10 @@ int main(int argc, char **argv) {
     }
     const double steps = (double)B * H * nt * (nt + 1); /* sum over CTAs of 2 (m + 1) */
     const double dram = steps * (8192 + 512), flops = steps * 2.0 * 128 * 128 * 64;
-    printf("l_sketch%s%s%s %dx%d (16 heads, causal, %d CTAs, %d stages, %d B shared): median %.3f ms (min %.3f); dS + factors "
+    printf("l_sketch%s%s%s%s %dx%d (16 heads, causal, %d CTAs, %d stages, %d B shared): median %.3f ms (min %.3f); dS + factors "
            "%.2f GB = %.2f TB/s; dQ product %.0f TFLOP/s; layout check max rel err %.2e (%s); %s\n",
-           L_NO_MMA ? " L_NO_MMA" : "", L_LPT ? " L_LPT" : "", L_PERSIST == 2 ? " L_PERSIST=2" : L_PERSIST ? " L_PERSIST" : "", B, L, grid, L_STAGES, kSmem, t[t.size() / 2], t[0], dram / 1e9,
+           L_NO_MMA ? " L_NO_MMA" : "", L_LPT ? " L_LPT" : "", L_PERSIST == 2 ? " L_PERSIST=2" : L_PERSIST ? " L_PERSIST" : "",
+           L_ROW128 ? " L_ROW128" : "", B, L, grid, L_STAGES, kSmem, t[t.size() / 2], t[0], dram / 1e9,
            dram / (t[t.size() / 2] * 1e-3) / 1e12, flops / (t[t.size() / 2] * 1e-3) / 1e12, worst,
            L_NO_MMA ? "no MMA: not meaningful" : worst < 1e-2 ? "ok" : "FAIL", cudaGetErrorString(err));
     return err == cudaSuccess && (L_NO_MMA || worst < 1e-2) ? 0 : 1;
