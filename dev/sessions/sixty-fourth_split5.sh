@@ -8,6 +8,7 @@
 # side in one row) and K^T [128][128 B], 128-byte swizzle, two chains a step.
 # Prediction: 0.85-0.95 ms at 16x4096 if the row requests are the cap; ~1.02 if not.
 # Decision: the split's rule needs l_sketch <= 0.87 ms.
+# Result (H100): L_ROW128 0.905 ms (plain grid), 0.908 with L_PERSIST=2; 64x1024 0.418 / 0.362.
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/flamia-out}; mkdir -p $OUT
 B=dev/backward/bin

@@ -7,6 +7,8 @@
 #     @on (64-byte rows) and the base, by ncu, at 16x4096 and 64x1024 (the latter not measured yet);
 # (2) the dQ kernel (l_sketch_p2r, the fastest form) at 16x1024 and 64x1024.
 # Prediction: @two within 1 % of @on; 64x1024 main -20..-24 % as 16x1024's -21 %.
+# Result (H100): main 16x4096 7.39 / 5.66 (@on) / 5.72 (@two), 64x1024 2.24 / 1.77 / 1.79 ms; l_sketch_p2r
+# 0.915 / 0.360 / 0.104 (16x1024) ms: main + dQ kernel 0.867x / 0.858x of main + bwd_dq_out (rule 0.85: not built).
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
 OUT=${OUT:-/tmp/flamia-out}; mkdir -p $OUT
 B=dev/backward/bin

@@ -20,6 +20,12 @@
  * factors, so the kernel is bound by DRAM (~0.65 ms at 3.35 TB/s, ~0.55 ms at 4.2).
  * The workspace here is a dense [doc][head][m][n][pair] square (4.3 GB at 16x4096; only the
  * causal half is read); a real one would be the triangle (2.2 GB), or chunks of it.
+ * Measured (sixty-fourth session, H100, dev/sessions/sixty-fourth_split*.sh; docs/perf-notes.md "Backward
+ * kernel"): 16x4096 1.63 ms longest first (L_LPT=1: K^T re-read from DRAM, 4.61 GB read), 1.054 with
+ * (document, head) slowest (2.49 GB, the minimum), 1.25 round-robin persistent, 1.02 counter-claimed,
+ * 0.905-0.915 with L_ROW128 (2.57 TB/s, 77 % of the card's 3.35); 64x1024 0.360 and 16x1024 0.104 ms
+ * (L_ROW128 + L_PERSIST=2). With the main kernel's half (v119 @two): 0.867x of today's main kernel +
+ * bwd_dq_out at 16x4096, 0.858x at 64x1024; the rule asked 0.85: not built as the default dQ.
  * Build (device or here): nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a
  *   --expt-relaxed-constexpr -Ikernels/include -Ikernels/formats -Ikernels/sm90 -Xptxas -v
  *   dev/backward/l_sketch/l_sketch.cu -o dev/backward/bin/l_sketch -lcuda [-DL_NO_MMA=1]
