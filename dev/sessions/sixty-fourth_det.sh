@@ -6,6 +6,8 @@
 # default and BWD_DET=1, and ncu of the deterministic main kernel.
 # Prediction: deterministic +25..+32 % at 16x4096 (Table D, H200: +30.4 %), so ~10.5-11 ms on the
 # H100 against the split's count of ~7.2 ms.
+# Result (H100): default 8.45 ms, deterministic 12.53 (+48 %) at 16x4096 (det main kernel 11.54 ms by ncu);
+# 64x1024 3.28 / 3.88-3.90 (+18..+19 %). The split's count (~7.2-7.4 ms at 16x4096) is -41..-43 % against it.
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
 OUT=${OUT:-/tmp/flamia-out}; mkdir -p $OUT
 B=dev/backward/bin
