@@ -22,6 +22,15 @@ __device__ __forceinline__ uint64_t desc_sw128(uint32_t saddr, uint32_t lbo = 16
     d |= (uint64_t)1 << 62;
     return d;
 }
+/* the same for a K-major 8-bit operand with 64-byte rows, 64-byte swizzle (8-row atoms of 512 B; the
+ * timing skeletons dev/backward/k_sketch and l_sketch) */
+__device__ __forceinline__ uint64_t desc_sw64(uint32_t saddr) {
+    uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
+    d |= (uint64_t)1 << 16;
+    d |= (uint64_t)(512 >> 4) << 32;
+    d |= (uint64_t)2 << 62;
+    return d;
+}
 /* the descriptor of the operand `bytes` further on: the start address field (bits 0-13) holds
  * addr >> 4 and shared addresses stay below 2^18, so the add never carries out of the field, and
  * one 32-bit add on the low word replaces rebuilding the descriptor per k-step (measured

@@ -63,14 +63,6 @@ struct KParams {
     int T, H, ktiles; /* ktiles: 64-token tiles a document */
 };
 
-/* K-major operand with 64-byte rows, 64-byte swizzle (8-row groups of 512 B) */
-__device__ __forceinline__ uint64_t desc_sw64(uint32_t saddr) {
-    uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
-    d |= (uint64_t)1 << 16;
-    d |= (uint64_t)(512 >> 4) << 32;
-    d |= (uint64_t)2 << 62;
-    return d;
-}
 
 /* shared memory (bytes) */
 constexpr int kK = 0, kV = 8192, kKt = 16384;            /* [64 keys][128 B]; K^T [128 dims][64 B] */

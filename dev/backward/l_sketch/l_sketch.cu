@@ -66,14 +66,6 @@
 
 using namespace flamia_sm90;
 
-/* K-major operand with 64-byte rows, 64-byte swizzle (8-row groups of 512 B) */
-__device__ __forceinline__ uint64_t desc_sw64(uint32_t saddr) {
-    uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
-    d |= (uint64_t)1 << 16;
-    d |= (uint64_t)(512 >> 4) << 32;
-    d |= (uint64_t)2 << 62;
-    return d;
-}
 /* a 1-D bulk copy global -> shared, completing on `bar` */
 __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
