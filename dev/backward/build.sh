@@ -32,7 +32,7 @@ else
 fi
 # the backward split by role (kernels/sm90/backward.cu has the map); SPLIT_SRCS also names
 # the headers only the backward includes, which a post-split variant may patch
-BWD_TUS="backward backward_prep backward_simt backward_fp8"
+BWD_TUS="backward backward_prep backward_simt backward_fp8 backward_dq"
 SPLIT_SRCS="$(for t in $BWD_TUS; do printf 'kernels/sm90/%s.cu ' $t; done)kernels/sm90/backward_launch.h kernels/sm90/backward_common.cuh"
 BWD_OBJS=""
 for t in $BWD_TUS; do

@@ -12,7 +12,8 @@
  *     CHECK   full (reference on everything, + FP64 textbook for scale) | none
  *     REPS    timed repetitions of the backward alone (0: no timing)
  *   env BWD_VARIANT=0 runs the plain FP32 main kernel instead of the FP8 wgmma one;
- *   BWD_DET=1 the deterministic dQ mode; BWD_DUMP=FILE writes the dQ, dK, dV bytes (the
+ *   BWD_DET=1 the deterministic dQ mode (its split dQ, backward_dq.cu, where the layout has it;
+ *   BWD_SPLIT=0: by turns); BWD_DUMP=FILE writes the dQ, dK, dV bytes (the
  *   first backward call, before timing) so that two variants can be compared with cmp.
  *   BWD_QMEAN=x / BWD_DOMEAN=x add x to every Q / dO element; CHECK full then also prints the
  *   gradients' signed error along the reference at document positions >= 1024 (a truncating
@@ -173,11 +174,13 @@ int main(int argc, char **argv) {
     P.kind = kind;
     P.deterministic = getenv("BWD_DET") && atoi(getenv("BWD_DET")); /* deterministic dQ */
     const flamia_sm90_layout L = flamia_sm90_layout_of(&P);
+    /* the deterministic mode's split dQ where the layout has it (BWD_SPLIT=0: by turns) */
+    P.dq_split = flamia_sm90_dq_split_fits(&P, L.total_split) && !(getenv("BWD_SPLIT") && !atoi(getenv("BWD_SPLIT")));
     uint8_t *d_ws;
     int32_t *d_cu;
     uint16_t *d_q, *d_k, *d_v, *d_do, *d_o, *d_dq, *d_dk, *d_dv;
     float *d_lse;
-    CK(cudaMalloc(&d_ws, L.total));
+    CK(cudaMalloc(&d_ws, L.total_split));
     CK(cudaMalloc(&d_cu, cu.size() * 4));
     CK(cudaMalloc(&d_q, nq * 2));
     CK(cudaMalloc(&d_k, nk * 2));
@@ -188,7 +191,7 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&d_dk, nk * 2));
     CK(cudaMalloc(&d_dv, nk * 2));
     CK(cudaMalloc(&d_lse, (size_t)T * Hq * 4));
-    CK(cudaMemset(d_ws, 0xFF, L.total)); /* poison the whole workspace */
+    CK(cudaMemset(d_ws, 0xFF, L.total_split)); /* poison the whole workspace */
     CK(cudaMemcpy(d_cu, cu.data(), cu.size() * 4, cudaMemcpyHostToDevice));
     {
         auto b = to_bf16(q);
@@ -297,7 +300,7 @@ int main(int argc, char **argv) {
         CK(cudaMemcpy(d_ws, ws.data(), L.total, cudaMemcpyHostToDevice));
         /* regions the backward writes itself stay poisoned */
         CK(cudaMemset(d_ws + L.qt_codes, 0xFF, L.dq_accum - L.qt_codes));
-        CK(cudaMemset(d_ws + L.dq_accum, 0xFF, L.total - L.dq_accum));
+        CK(cudaMemset(d_ws + L.dq_accum, 0xFF, L.total_split - L.dq_accum));
         /* fwd_work's header as every forward leaves it (cleared before its launch): the
          * backward's split flag is one of its words (since v89), which bwd_pre_do sets */
         CK(cudaMemset(d_ws + L.fwd_work, 0, 16));

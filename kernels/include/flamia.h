@@ -244,9 +244,14 @@ flamia_status flamia_cuda_check_finite(const void *workspace, size_t workspace_b
 /* Deterministic dQ (off by default). dQ sums contributions from every key tile of a
  * document; by default they are reduce-added in FP32 in the order the CTAs
  * finish, so dQ can differ between runs in its last bits (O, lse, dK, dV never do). On:
- * the backward adds them in key-tile order, so every output is bit-identical run to run,
- * at a cost in speed (docs/perf-notes.md). Process-wide; applies to calls enqueued after
- * it returns (a captured graph keeps the mode it was captured with). FLAMIA_ERR_UNSUPPORTED
+ * the backward adds them in key-tile order, so every output is bit-identical run to run.
+ * With the mode on, flamia_cuda_workspace_size asks for more workspace for the FP8 recipes
+ * (about Hq x 17 KB per causal 128 x 128 tile pair, e.g. 2.3 GB at 16 x 4096 tokens, 16
+ * heads; capped, docs/cuda-api.md): given that much, the backward stores its dS codes and
+ * sums dQ in a second kernel; given the smaller workspace the key tiles take turns instead
+ * (the speed of each: docs/cuda-api.md).
+ * Process-wide; applies to calls enqueued after it returns, and to workspace sizes asked
+ * after it (a captured graph keeps the mode it was captured with). FLAMIA_ERR_UNSUPPORTED
  * without CUDA. */
 flamia_status flamia_cuda_set_deterministic(int on);
 int flamia_cuda_deterministic(void); /* the current setting, 0 or 1 */

@@ -29,6 +29,9 @@
  *       bwd_simt (BF16 kind; FP8 kinds with FLAMIA_SM90_BWD=plain): 32x32 blocks in
  *       shared memory, FP32 FMA, the reference's function to FP32 summation order; slow.
  *  4. bwd_dq_out     dq_accum -> BF16 dq.
+ *  Deterministic mode with the split regions in the workspace (sm90_launch.h): the main kernel
+ *  stores its dS codes instead (dQ mode kDqSplit) and backward_dq.cu's dq_split sums dQ per query
+ *  tile in a fixed order and writes it in BF16 (no dq_accum, no turns, no bwd_dq_out).
  *
  * P is rebuilt exactly as numerics.md 3.3 / 4.2 say: t = fl(s c) (s from the exact
  * FP32 products of the codes times the power-of-two factors), ti = trunc(t),
@@ -44,6 +47,7 @@
  *   backward_prep.cu     1. bwd_pre_do, 2. bwd_transpose, 4. bwd_dq_out
  *   backward_simt.cu     3. bwd_simt
  *   backward_fp8.cu      3. bwd_main_fp8 (and bwd_main_fp8_dbg), with its design notes
+ *   backward_dq.cu       the split deterministic dQ (dq_split_offsets, dq_split)
  *   backward_common.cuh  device helpers the kernel TUs share
  */
 #include <cuda_runtime.h>
@@ -145,8 +149,10 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     pp.qe = (const int8_t *)(ws + L.q_exp);
     pp.c = P->softmax_scale * 1.44269504088896341f;
     float *dq_acc = (float *)(ws + L.dq_accum);
-    int *dq_turn = P->deterministic && !dbg_codes ? (int *)(ws + L.dq_turn) : nullptr;
-    pp.dq_acc = P->dq_zero_in_forward ? nullptr : dq_acc; /* else the forward zeroed it */
+    /* the deterministic mode's split dQ (backward_dq.cu) where the workspace holds its regions */
+    const bool split = P->dq_split && fp8 && !dbg_codes && bwd_variant() != 0;
+    int *dq_turn = P->deterministic && !dbg_codes && !split ? (int *)(ws + L.dq_turn) : nullptr;
+    pp.dq_acc = P->dq_zero_in_forward || split ? nullptr : dq_acc; /* else the forward zeroed it; split: unused */
     pp.dq_turn = dq_turn;
     if ((e = launch_pre_do(P->kind, pp, stream)) != cudaSuccess) return e;
 
@@ -165,6 +171,26 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
         /* Q^T and K^T (TMA sources of the FP8 kernel); dO needs no transposed copy: dV takes
          * the dO codes as F16 rows (do_bf16, MN-major) */
         if ((e = launch_transpose(tp, stream)) != cudaSuccess) return e;
+    }
+
+    DqParams dp = {};
+    if (split) {
+        dp.ds = ws + L.ds_codes;
+        dp.fac = (const float *)(ws + L.ds_fac);
+        dp.off = (const long long *)(ws + L.ds_off);
+        dp.next = (int *)(ws + L.ds_next);
+        dp.dq = dq;
+        dp.cu = P->cu_seqlens;
+        dp.T = T;
+        dp.Hq = P->heads_q;
+        dp.group = P->heads_q / P->heads_kv;
+        dp.num_docs = P->num_docs;
+        dp.causal = P->causal;
+        dp.hadamard = P->hadamard;
+        dp.t_vpad = L.t_vpad;
+        dp.tiles = L.ds_tiles;
+        dp.had_norm = 1.0f / sqrtf((float)kD);
+        if ((e = launch_dq_split_offsets(dp, stream)) != cudaSuccess) return e;
     }
 
     /* 3. main kernel */
@@ -201,6 +227,10 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.scale = P->softmax_scale;
     mp.hadamard = P->hadamard;
     mp.had_norm = 1.0f / sqrtf((float)kD); /* as flamia_ref_hadamard */
+    mp.ds_codes = ws + L.ds_codes;
+    mp.ds_fac = (float *)(ws + L.ds_fac);
+    mp.ds_off = (const long long *)(ws + L.ds_off);
+    mp.ds_tiles = L.ds_tiles;
     const bool fp8_main = fp8 && (dbg_codes || bwd_variant() != 0);
     const bool det = dq_turn != nullptr;
     mp.order = nullptr;
@@ -210,9 +240,11 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
                               stream)) != cudaSuccess)
             return e;
     }
-    e = fp8_main ? launch_main_fp8(P->kind, det, mp, ws + L.qt_codes, ws + L.kt_codes, L.t_vpad, dbg_codes, stream)
+    const int dq_mode = split ? kDqSplit : det ? kDqTurns : kDqAdds;
+    e = fp8_main ? launch_main_fp8(P->kind, dq_mode, mp, ws + L.qt_codes, ws + L.kt_codes, L.t_vpad, dbg_codes, stream)
                  : launch_main_simt(P->kind, det, mp, P->num_docs, P->max_seqlen, stream);
     if (dbg_codes || e != cudaSuccess) return e;
+    if (split) return launch_dq_split(dp, ws + L.kt_codes, stream);
 
     /* 4. dq -> BF16 */
     return launch_dq_out(dq_acc, dq, (size_t)T * P->heads_q, P->hadamard, stream);

@@ -31,6 +31,36 @@ template <int N> __device__ __forceinline__ void hadamard_lane_stage(float (&v)[
     }
 }
 
+/* H_128 (unnormalized) on each of a warpgroup's m64n128 accumulator rows, in place: column
+ * c = 8 jn + 2 tq + e of v[4 jn + 2 hh + e] (rows g + 8 hh). Stage 1 is e (in the thread), stages
+ * 2, 4 are tq (lanes xor 1, 2), stages 8..64 are jn (in the thread). The FP8 main kernel's dK and
+ * backward_dq.cu's dQ rotate back with it. */
+__device__ __forceinline__ void hadamard_acc_n128(float (&v)[64], int tq) {
+#pragma unroll
+    for (int jn = 0; jn < 16; jn++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            const float a = v[4 * jn + 2 * hh], b = v[4 * jn + 2 * hh + 1];
+            v[4 * jn + 2 * hh] = a + b;
+            v[4 * jn + 2 * hh + 1] = a - b;
+        }
+#pragma unroll
+    for (int st = 0; st < 2; st++) hadamard_lane_stage(v, 1 << st, (tq >> st) & 1);
+#pragma unroll
+    for (int st = 0; st < 4; st++) { /* jn stride ls: dims 8 ls */
+        const int ls = 1 << st;
+#pragma unroll
+        for (int jn = 0; jn < 16; jn++)
+            if ((jn & ls) == 0)
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const float a = v[4 * jn + q], b = v[4 * (jn + ls) + q];
+                    v[4 * jn + q] = a + b;
+                    v[4 * (jn + ls) + q] = a - b;
+                }
+    }
+}
+
 /* The FP8 main kernel's dK operand: accumulator column pair j (queries 8 j + 2 tq, + 1) of a
  * thread's two key rows, as the E4M3 code pairs kc[0] (row g) and kc[1] (row g + 8), goes into
  * the A fragments pk of the k = 32 product of its 32-query block j / 4: low half-words from an

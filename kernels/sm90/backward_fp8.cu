@@ -76,6 +76,17 @@
 
 namespace flamia_bwd {
 
+/* the split dQ's stores (kDqSplit): a 2-D TMA tile store and a 1-D bulk store, shared -> global,
+ * tracked by the issuing thread's bulk groups */
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t src, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(map), "r"(src),
+                 "r"(c0), "r"(c1)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_store(void *dst, uint32_t src, uint32_t bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(src), "r"(bytes) : "memory");
+}
+
 /* 2^e for any int e: 0 below FP32's range (callers only use e <= 127) */
 __device__ __forceinline__ float pow2z(int e) { return e < -149 ? 0.f : flamia_pow2f(e > 127 ? 127 : e); }
 
@@ -155,17 +166,20 @@ __device__ __forceinline__ int key_of_row(int r) { return (r & ~15) | ((r & 7) <
  * and the F16 dO panel through the permuted-stride maps */
 struct BwdMaps {
     CUtensorMap qt, kt, dq, q, dO, dof;
+    CUtensorMap ds; /* kDqSplit: ds_codes as rows of 128 B, [64 rows][64 B] boxes, 64-byte swizzle */
 };
 
-/* KIND 1 mxfp8, 2 mxfp8-exact; DET: deterministic dQ; ORDER: launch order from p.order
- * (never with DET: its dQ turns wait on key tiles in the grid's own order) */
-template <int KIND, bool DBG, bool DET, bool ORDER>
+/* KIND 1 mxfp8, 2 mxfp8-exact; DQM: dQ's mode (kDqAdds, kDqTurns: deterministic by turns, kDqSplit:
+ * deterministic, the dS codes stored for backward_dq.cu); ORDER: launch order from p.order
+ * (never with turns: they wait on key tiles in the grid's own order) */
+template <int KIND, bool DBG, int DQM, bool ORDER>
 __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainParams &p, uint8_t *dbg_codes) {
     const CUtensorMap &tm_qt = maps.qt, &tm_kt = maps.kt, &tm_dq = maps.dq, &tm_q = maps.q, &tm_do = maps.dO,
                       &tm_dof = maps.dof;
     using SM = SmemF;
     constexpr int NOEXP = -1000;
-    constexpr bool kWarpAdds = dq_adds_per_warp(KIND, DET);
+    constexpr bool DET = DQM == kDqTurns, SPLIT = DQM == kDqSplit && !DBG;
+    constexpr bool kWarpAdds = dq_adds_per_warp(KIND, DQM != kDqAdds);
     extern __shared__ __align__(1024) uint8_t smem_raw[];
     /* 1024-byte alignment by pointer arithmetic on the shared array itself (keeps the
      * shared state space visible to the compiler: LDS/STS/ATOMS, not generic accesses) */
@@ -276,6 +290,10 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
     }
     __syncthreads();
     const int G = sMisc[0];
+    /* kDqSplit: the document's tiles in ds_codes, query head h's at ds0 + h cnt, tile (m, n) at
+     * + m (m + 1) / 2 + n (causal) or + m nqt + n (sm90_launch.h) */
+    const long long ds0 = SPLIT ? __ldg(p.ds_off + doc) : 0;
+    const long long ds_cnt = p.causal ? (long long)nqt * (nqt + 1) / 2 : (long long)nqt * nqt;
 
     /* loads of query tile `it` (head, tile) into buffer it & 1: Q, dO rows permuted
      * (row c holds query flamia_fp8_perm_row(c)) and Q^T, dO^T by TMA (Q, dO by cp.async on a
@@ -711,9 +729,17 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                     }
                     qcs[hh] = qc;
                 }
-                *reinterpret_cast<uint16_t *>(sDS + dsoff[cj & 2] + cj * 128) = (uint16_t)__byte_perm(qcs[0], qcs[1], 0x40);
-                *reinterpret_cast<uint16_t *>(sDS + dsoff[(cj & 2) | 1] + (cj + 1) * 128) =
-                    (uint16_t)__byte_perm(qcs[0], qcs[1], 0x51);
+                if constexpr (SPLIT) { /* my warpgroup's [64 queries][64 keys] tile, 64-byte swizzle, for its store */
+                    uint8_t *t = smem + SM::kDS + h2 * 8192 + wg * 4096 + 2 * g;
+                    *reinterpret_cast<uint16_t *>(t + qn * 64 + ((wq ^ ((qn >> 1) & 3)) << 4)) =
+                        (uint16_t)__byte_perm(qcs[0], qcs[1], 0x40);
+                    *reinterpret_cast<uint16_t *>(t + (qn + 1) * 64 + ((wq ^ (((qn + 1) >> 1) & 3)) << 4)) =
+                        (uint16_t)__byte_perm(qcs[0], qcs[1], 0x51);
+                } else {
+                    *reinterpret_cast<uint16_t *>(sDS + dsoff[cj & 2] + cj * 128) = (uint16_t)__byte_perm(qcs[0], qcs[1], 0x40);
+                    *reinterpret_cast<uint16_t *>(sDS + dsoff[(cj & 2) | 1] + (cj + 1) * 128) =
+                        (uint16_t)__byte_perm(qcs[0], qcs[1], 0x51);
+                }
                 put_dk_operand(pk, j, kc);
             }
             fence_proxy_async(); /* sDS -> the async proxy (dQ's wgmma), before the barrier below */
@@ -767,6 +793,18 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                 for (int x = 0; x < 64; x++) dkacc[x] = fmaf(tk[x], f, dkacc[x]);
             }
             reg_fence(dvacc);
+            if constexpr (SPLIT) { /* the warpgroup's dS tile and dQ row factors out (its half of the
+                 tile's 128-byte rows 64 h2..), no dQ here: backward_dq.cu sums it */
+                bar_named(1 + wg, 128);
+                if (wtid == 0) {
+                    const int m = q0 / 128, n_ = k0 / 128;
+                    const long long tile = ds0 + (long long)h * ds_cnt + (p.causal ? (long long)m * (m + 1) / 2 + n_ : (long long)m * nqt + n_);
+                    tma_store_2d(&maps.ds, smem_u32(smem + SM::kDS + h2 * 8192 + wg * 4096), 64 * wg, (int)(tile * 128 + h2 * 64));
+                    bulk_store(p.ds_fac + tile * 256 + wg * 128 + h2 * 64, smem_u32(sDqf + (h2 * 2 + wg) * 64), 256);
+                    bulk_commit_group();
+                }
+                continue;
+            }
             /* dQ's operand holds both warpgroups' dS: the one CTA barrier of the sub-step, after
              * dV and dK (their operands are this warpgroup's own), so that the other warpgroup
              * has usually finished its stores by the time this one arrives */
@@ -856,35 +894,12 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
         }
     }
 
-    /* ---- epilogue: dK = scale acc (rotated back when hadamard), dV = 2^(G-14) acc (BF16).
-     * Accumulator column c = 8 jn + 2 tq + e: Hadamard stage 1 is e (in the thread),
-     * stages 2, 4 are tq (lanes xor 1, 2), stages 8..64 are jn (in the thread). */
+    /* ---- epilogue: dK = scale acc (rotated back when hadamard: backward_common.cuh), dV = 2^(G-14)
+     * acc (BF16) */
 #pragma unroll
     for (int x = 0; x < 64; x++) dkacc[x] *= p.scale;
     if (p.hadamard) {
-#pragma unroll
-        for (int jn = 0; jn < 16; jn++)
-#pragma unroll
-            for (int hh = 0; hh < 2; hh++) {
-                const float a = dkacc[4 * jn + 2 * hh], b = dkacc[4 * jn + 2 * hh + 1];
-                dkacc[4 * jn + 2 * hh] = a + b;
-                dkacc[4 * jn + 2 * hh + 1] = a - b;
-            }
-#pragma unroll
-        for (int st = 0; st < 2; st++) hadamard_lane_stage(dkacc, 1 << st, (tq >> st) & 1);
-#pragma unroll
-        for (int st = 0; st < 4; st++) { /* jn stride ls: dims 8 ls */
-            const int ls = 1 << st;
-#pragma unroll
-            for (int jn = 0; jn < 16; jn++)
-                if ((jn & ls) == 0)
-#pragma unroll
-                    for (int q = 0; q < 4; q++) {
-                        const float a = dkacc[4 * jn + q], b = dkacc[4 * (jn + ls) + q];
-                        dkacc[4 * jn + q] = a + b;
-                        dkacc[4 * (jn + ls) + q] = a - b;
-                    }
-        }
+        hadamard_acc_n128(dkacc, tq);
 #pragma unroll
         for (int x = 0; x < 64; x++) dkacc[x] *= p.had_norm;
     }
@@ -952,16 +967,16 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
     }
 }
 
-template <int KIND, bool DET, bool ORDER>
+template <int KIND, int DQM, bool ORDER>
 __global__ void __launch_bounds__(256, 1)
     bwd_main_fp8(const __grid_constant__ BwdMaps maps, const MainParams p) {
-    static_assert(!(DET && ORDER), "the deterministic kernel runs in the grid's own order");
-    bwd_main_body<KIND, false, DET, ORDER>(maps, p, nullptr);
+    static_assert(!(DQM != kDqAdds && ORDER), "the deterministic kernels run in the grid's own order");
+    bwd_main_body<KIND, false, DQM, ORDER>(maps, p, nullptr);
 }
 template <int KIND>
 __global__ void __launch_bounds__(256, 1)
     bwd_main_fp8_dbg(const __grid_constant__ BwdMaps maps, const MainParams p, uint8_t *dbg_codes) {
-    bwd_main_body<KIND, true, false, false>(maps, p, dbg_codes);
+    bwd_main_body<KIND, true, kDqAdds, false>(maps, p, dbg_codes);
 }
 
 /* ================================================================ host */
@@ -994,12 +1009,25 @@ static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, co
     kernel<<<grid, 256, bytes, stream>>>(args...);
     return cudaGetLastError();
 }
-template <int KIND, bool DET, bool ORDER>
+/* kDqSplit's stores: ds_codes as [ds_tiles 128][128 B], each warpgroup a [64][64 B] box from its
+ * 64-byte-swizzled tile */
+static bool make_ds_map(CUtensorMap *map, uint8_t *ds_codes, long long tiles) {
+    flamia_encode_tiled_fn enc = flamia_encode_tiled();
+    if (!enc) return false;
+    const cuuint64_t dims[2] = {128, (cuuint64_t)tiles * 128};
+    const cuuint64_t strides[1] = {128};
+    const cuuint32_t box[2] = {64, 64}, estr[2] = {1, 1};
+    return enc(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, ds_codes, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <int KIND, int DQM, bool ORDER>
 static cudaError_t launch_fp8(const MainParams &mp, BwdMaps &maps, cudaStream_t stream) {
     static bool attr = false;
-    if (!make_dq_map(&maps.dq, mp.dq_acc, mp.T, mp.Hq, dq_adds_per_warp(KIND, DET) ? 16 : 64))
+    if (!make_dq_map(&maps.dq, mp.dq_acc, mp.T, mp.Hq, dq_adds_per_warp(KIND, DQM != kDqAdds) ? 16 : 64))
         return cudaErrorNotSupported;
-    return launch_fp8_grid(bwd_main_fp8<KIND, DET, ORDER>, attr, mp, stream, maps, mp);
+    if (DQM == kDqSplit && !make_ds_map(&maps.ds, mp.ds_codes, mp.ds_tiles)) return cudaErrorNotSupported;
+    return launch_fp8_grid(bwd_main_fp8<KIND, DQM, ORDER>, attr, mp, stream, maps, mp);
 }
 template <int KIND>
 static cudaError_t launch_fp8_dbg(const MainParams &mp, const BwdMaps &maps, uint8_t *codes, cudaStream_t stream) {
@@ -1007,15 +1035,17 @@ static cudaError_t launch_fp8_dbg(const MainParams &mp, const BwdMaps &maps, uin
     return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, stream, maps, mp, codes);
 }
 
-/* the kernel of the dQ mode: deterministic, or by mp.order's launch order (never with det;
- * backward.cu), or in the grid's own order */
+/* the kernel of the dQ mode (kDqAdds, kDqTurns, kDqSplit); kDqAdds by mp.order's launch order
+ * where backward.cu made one, else in the grid's own order */
 template <int KIND>
-static cudaError_t launch_fp8_mode(bool det, const MainParams &mp, BwdMaps &maps, cudaStream_t stream) {
-    return det ? launch_fp8<KIND, true, false>(mp, maps, stream)
-               : mp.order ? launch_fp8<KIND, false, true>(mp, maps, stream) : launch_fp8<KIND, false, false>(mp, maps, stream);
+static cudaError_t launch_fp8_mode(int dq_mode, const MainParams &mp, BwdMaps &maps, cudaStream_t stream) {
+    return dq_mode == kDqSplit   ? launch_fp8<KIND, kDqSplit, false>(mp, maps, stream)
+           : dq_mode == kDqTurns ? launch_fp8<KIND, kDqTurns, false>(mp, maps, stream)
+           : mp.order            ? launch_fp8<KIND, kDqAdds, true>(mp, maps, stream)
+                                 : launch_fp8<KIND, kDqAdds, false>(mp, maps, stream);
 }
 
-cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainParams &mp, uint8_t *qt_codes,
+cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, int dq_mode, const MainParams &mp, uint8_t *qt_codes,
                             uint8_t *kt_codes, int t_vpad, uint8_t *dbg_codes, cudaStream_t stream) {
     /* the kernel (and its debug twin) read Q^T, K^T and the permuted Q, dO rows through these
      * maps (dQ's: launch_fp8) */
@@ -1029,7 +1059,8 @@ cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainPara
     if (dbg_codes)
         return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_dbg<1>(mp, maps, dbg_codes, stream)
                                          : launch_fp8_dbg<2>(mp, maps, dbg_codes, stream);
-    return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_mode<1>(det, mp, maps, stream) : launch_fp8_mode<2>(det, mp, maps, stream);
+    return kind == FLAMIA_SM90_MXFP8 ? launch_fp8_mode<1>(dq_mode, mp, maps, stream)
+                                     : launch_fp8_mode<2>(dq_mode, mp, maps, stream);
 }
 
 } // namespace flamia_bwd

@@ -62,6 +62,30 @@ struct MainParams {
     int num_docs; /* FP8 main kernel: its grid.x is the batch's tile slots (sm90_tiles.cuh) x Hkv */
     float c, scale, had_norm;
     const int *order; /* FP8 main kernel: CTA p takes item order[p] (-1: none), else item p (bwd_order) */
+    /* the split deterministic dQ (main kernel mode kDqSplit): where the dS tiles (by TMA, launch_fp8's
+     * map over ds_codes) and row factors go */
+    uint8_t *ds_codes;
+    float *ds_fac;
+    const long long *ds_off;
+    long long ds_tiles;
+};
+
+/* The FP8 main kernel's dQ modes: reduce-adds in any order, the same in turns (deterministic),
+ * or the dS codes stored for backward_dq.cu (deterministic, the split) */
+enum { kDqAdds = 0, kDqTurns = 1, kDqSplit = 2 };
+
+/* 5. the split deterministic dQ (backward_dq.cu): dQ = sum over key tiles of the stored dS codes
+ * times K, per 64-key pair scaled by its row factor, in a fixed order, BF16 out */
+struct DqParams {
+    const uint8_t *ds;      /* region ds_codes */
+    const float *fac;       /* region ds_fac */
+    const long long *off;   /* region ds_off */
+    int *next;              /* region ds_next */
+    uint16_t *dq;
+    const int32_t *cu;
+    int T, Hq, group, num_docs, causal, hadamard, t_vpad;
+    long long tiles;
+    float had_norm;
 };
 
 /* backward_prep.cu */
@@ -76,8 +100,12 @@ cudaError_t launch_main_simt(enum flamia_sm90_kind kind, bool det, const MainPar
                              cudaStream_t stream);
 /* backward_fp8.cu, FP8 kinds: Q^T, K^T (t_vpad positions a row) read by TMA; dbg_codes != NULL:
  * the debug instantiation (flamia_sm90_backward_debug) */
-cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, bool det, const MainParams &mp, uint8_t *qt_codes,
+cudaError_t launch_main_fp8(enum flamia_sm90_kind kind, int dq_mode, const MainParams &mp, uint8_t *qt_codes,
                             uint8_t *kt_codes, int t_vpad, uint8_t *dbg_codes, cudaStream_t stream);
+/* backward_dq.cu: the documents' first tiles (ds_off) and the item counter, before the main kernel;
+ * then dQ itself, after it */
+cudaError_t launch_dq_split_offsets(const DqParams &dp, cudaStream_t stream);
+cudaError_t launch_dq_split(const DqParams &dp, uint8_t *kt_codes, cudaStream_t stream);
 
 } // namespace flamia_bwd
 

@@ -53,6 +53,9 @@ struct flamia_sm90_problem {
                                      FLAMIA_SM90_QKT=bwd) */
     int row_sum_p_values;         /* the forward's l adds P's rounded values (recipe row_sum =
                                      FLAMIA_ROWSUM_P_VALUES, numerics.md 3.4) */
+    int dq_split;                 /* deterministic mode with the workspace's split regions
+                                     (flamia_sm90_dq_split_fits): dQ by backward_dq.cu from the
+                                     dS codes the main kernel stores, no dq_accum, no turns */
 };
 
 /* Workspace layout: regions aligned to 256 bytes, offsets from the workspace base.
@@ -96,6 +99,17 @@ struct flamia_sm90_problem {
  *                                     item), a bit per item and the list of items its second launch
  *                                     recomputes with the split exponential (header and bits zeroed
  *                                     per call; forward.cu)
+ * Split deterministic dQ (appended after every other region, only when p->deterministic and the
+ * bound below stays under FLAMIA_SM90_DQ_SPLIT_MAX_BYTES; used when the caller's workspace
+ * holds them, flamia_sm90_dq_split_fits; backward_dq.cu):
+ *   ds_codes   uint8 [tiles][128][128]  per (document, query head, query tile m, key tile n of the
+ *                                     causal triangle or the full square) the dQ operand's codes
+ *                                     [query][key] as the main kernel had them (the pair fold)
+ *   ds_fac     float [tiles][2][128]    their row factors 2^F scale per 64-key pair
+ *   ds_off     int64 [num_docs]         each document's first tile (a prefix, made per call)
+ *   ds_next    int32                    the dQ kernel's next work item (zeroed per call)
+ *   tiles <= Hq sum_d c(n_d), n_d = ceil(len_d / 128), c(n) = n (n + 1) / 2 causal, n^2 not; bounded
+ *   from the shape by n_d <= ceil(max_seqlen / 128) and sum_d n_d <= tile slots.
  * Backward scheduler:
  *   bwd_order  int32 [slots Hkv]      the FP8 main kernel's launch order where it is used (default
  *                                     dQ mode, GQA; backward.cu): entry p the item (slot Hkv + kv
@@ -109,10 +123,16 @@ struct flamia_sm90_layout {
     size_t q_bf16, k_bf16, v_bf16, row_frame;
     size_t qt_codes, kt_codes, do_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, bwd_rows;
     size_t fwd_work, bwd_order, total;
+    size_t ds_codes, ds_fac, ds_off, ds_next, total_split; /* total_split == total: no split regions */
+    long long ds_tiles;                                    /* the split regions' tile capacity */
     int t_pad, t_vpad;
 };
 
 static inline size_t flamia_sm90_align(size_t x) { return (x + 255) & ~(size_t)255; }
+
+/* The split deterministic dQ's regions stay under this (a single 131,072-token document with 16
+ * heads would need 137 GB; past the cap the deterministic mode takes the turns instead) */
+#define FLAMIA_SM90_DQ_SPLIT_MAX_BYTES ((size_t)16 << 30)
 
 /* Slots of 128-token tiles of a packed batch: one per whole 128 tokens plus one per
  * document (its partial last tile); sm90_tiles.cuh maps a slot to its document and tile.
@@ -214,9 +234,28 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(bwd_rows, Hq * 8 * T * 4)
     FLAMIA_REGION(fwd_work, (FLAMIA_SM90_FWD_HEADER + (items + 31) / 32 + items) * 4)
     FLAMIA_REGION(bwd_order, Hk * (size_t)flamia_sm90_tile_slots(p->total_tokens, p->num_docs) * 4)
-#undef FLAMIA_REGION
     L.total = off;
+    { /* the split deterministic dQ's regions, after everything else */
+        const long long nmax = (p->max_seqlen + 127) / 128, nsum = flamia_sm90_tile_slots(p->total_tokens, p->num_docs);
+        L.ds_tiles = (long long)Hq * (p->causal ? (nmax + 1) * nsum / 2 : nmax * nsum);
+        const size_t bytes = (size_t)L.ds_tiles * (128 * 128 + 2 * 128 * 4);
+        const int on = p->deterministic && p->kind != FLAMIA_SM90_BF16 && bytes <= FLAMIA_SM90_DQ_SPLIT_MAX_BYTES;
+        if (!on) L.ds_tiles = 0;
+        FLAMIA_REGION(ds_codes, (size_t)L.ds_tiles * 128 * 128)
+        FLAMIA_REGION(ds_fac, (size_t)L.ds_tiles * 2 * 128 * 4)
+        FLAMIA_REGION(ds_off, on ? (size_t)p->num_docs * 8 : 0)
+        FLAMIA_REGION(ds_next, on ? 4 : 0)
+        L.total_split = on ? off : L.total;
+    }
+#undef FLAMIA_REGION
     return L;
+}
+
+/* Whether a call with this workspace size takes the split deterministic dQ: the layout has the
+ * regions (deterministic, FP8, under the cap) and the caller's workspace holds them. */
+static inline int flamia_sm90_dq_split_fits(const struct flamia_sm90_problem *p, size_t workspace_bytes) {
+    const struct flamia_sm90_layout L = flamia_sm90_layout_of(p);
+    return L.total_split > L.total && workspace_bytes >= L.total_split;
 }
 
 /* Kernels (return the launch's cudaError_t; never synchronize). */

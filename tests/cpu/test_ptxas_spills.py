@@ -14,16 +14,18 @@ import subprocess
 import sys
 import tempfile
 
-SOURCES = ["quantize.cu", "backward_prep.cu", "backward_fp8.cu"]
+SOURCES = ["quantize.cu", "backward_prep.cu", "backward_fp8.cu", "backward_dq.cu"]
 # mangled-name substring -> spill-store bytes allowed (what ptxas gives today)
 ALLOWED = {
     # mxfp8 through the per-slot kernel, never launched at the default settings: the block-warp
     # kernel takes mxfp8 (FLAMIA_QUANT_WARP_BLOCKS)
     "quantize_kernelILi128ELi32ELb1ELb0E": 24,
-    # the launch-order (GQA) instantiations of the backward main kernel, mxfp8 and mxfp8-exact:
-    # two STL / LDL pairs in the sub-step loop (docs/perf-notes.md, "Backward kernel", sixty-first)
-    "bwd_main_fp8ILi2ELb1ELb0E": 16,
-    "bwd_main_fp8ILi1ELb1ELb0E": 4,
+    # the deterministic-by-turns instantiations of the backward main kernel (dQ mode kDqTurns),
+    # mxfp8-exact and mxfp8: two STL / LDL pairs in the sub-step loop (docs/perf-notes.md, "Backward
+    # kernel", sixty-first session, named them the launch-order ones: the template's second
+    # argument was the deterministic flag)
+    "bwd_main_fp8ILi2ELi1ELb0E": 16,
+    "bwd_main_fp8ILi1ELi1ELb0E": 4,
 }
 
 

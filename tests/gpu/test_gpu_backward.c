@@ -250,7 +250,9 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
 
 /* Deterministic dQ (flamia_cuda_set_deterministic): two backward calls on the same
  * workspace give bit-identical dQ, dK, dV, and the deterministic dQ equals the default
- * (atomic) one up to FP32 summation order (rel. L2 <= 2^-8: a BF16 step). The layouts:
+ * (atomic) one up to FP32 summation order (rel. L2 <= 2^-8: a BF16 step). Both deterministic
+ * forms: the split dQ (FP8 kinds, with the workspace flamia_cuda_workspace_size gives when the
+ * mode is on: backward_dq.cu) and the turns (the workspace of the mode off). The layouts:
  * documents of 600-1000 tokens, so 5-8 key tiles add into the later query tiles, causal
  * and not; and one document of 20,000 tokens with 2 kv heads, 314 CTAs of 128 key tiles,
  * more than an H200 holds at once (132), whose CTAs wait on CTAs of the same document: it
@@ -272,23 +274,29 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     fill_bf16(r, scratch, bg, nq, 1e-2);
     int32_t *dcu = dupload(cu, sizeof cu);
     flamia_shape ds = {T, ndocs, dcu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
-    size_t wsb = 0;
+    size_t wsb = 0, wsb_det = 0; /* the mode off; on: room for the split dQ (FP8 kinds) */
     FL(flamia_cuda_workspace_size(&rec, &ds, &wsb));
-    void *ws = dmalloc(wsb), *dq_in = dupload(bq, nq * 2), *dk_in = dupload(bk, nk * 2), *dv_in = dupload(bv, nk * 2);
+    FL(flamia_cuda_set_deterministic(1));
+    FL(flamia_cuda_workspace_size(&rec, &ds, &wsb_det));
+    FL(flamia_cuda_set_deterministic(0));
+    const int fp8 = strcmp(preset, "bf16") != 0;
+    EXPECT(fp8 ? wsb_det > wsb : wsb_det == wsb, "%s: deterministic workspace %zu against %zu", preset, wsb_det, wsb);
+    void *ws = dmalloc(wsb_det), *dq_in = dupload(bq, nq * 2), *dk_in = dupload(bk, nk * 2), *dv_in = dupload(bv, nk * 2);
     void *ddo = dupload(bg, nq * 2), *dO = dmalloc(nq * 2), *gq = dmalloc(nq * 2), *gk = dmalloc(nk * 2),
          *gv = dmalloc(nk * 2);
     float *dlse = dmalloc((size_t)T * Hq * 4);
     FL(flamia_cuda_quantize(&rec, &ds, dq_in, dk_in, dv_in, ws, wsb, NULL));
     FL(flamia_cuda_forward(&rec, &ds, ws, wsb, dO, dlse, NULL));
     const size_t bytes = nq * 2 + 2 * nk * 2;
-    uint8_t *res[3];
-    for (int run = 0; run < 3; run++) { /* 0, 1: deterministic; 2: default */
-        FL(flamia_cuda_set_deterministic(run < 2));
-        EXPECT(flamia_cuda_deterministic() == (run < 2), "flamia_cuda_deterministic() does not echo the setting");
+    uint8_t *res[4];
+    for (int run = 0; run < 4; run++) { /* 0, 1: deterministic (split); 2: default; 3: deterministic, turns */
+        const int det = run != 2;
+        FL(flamia_cuda_set_deterministic(det));
+        EXPECT(flamia_cuda_deterministic() == det, "flamia_cuda_deterministic() does not echo the setting");
         CK(cudaMemset(gq, 0xFF, nq * 2));
         CK(cudaMemset(gk, 0xFF, nk * 2));
         CK(cudaMemset(gv, 0xFF, nk * 2));
-        FL(flamia_cuda_backward(&rec, &ds, ws, wsb, dO, dlse, ddo, gq, gk, gv, NULL));
+        FL(flamia_cuda_backward(&rec, &ds, ws, run < 2 ? wsb_det : wsb, dO, dlse, ddo, gq, gk, gv, NULL));
         CK(cudaDeviceSynchronize());
         res[run] = xmalloc(bytes);
         CK(cudaMemcpy(res[run], gq, nq * 2, cudaMemcpyDeviceToHost));
@@ -298,16 +306,19 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     FL(flamia_cuda_set_deterministic(0));
     const int same = !memcmp(res[0], res[1], bytes);
     const bf16_diff dqd = bf16_compare((const uint16_t *)res[0], (const uint16_t *)res[2], nq);
-    const int kv_same = !memcmp(res[0] + nq * 2, res[2] + nq * 2, 2 * nk * 2);
-    printf("deterministic dQ %-11s T=%d%s: two runs %s; vs the default (atomic) dQ: %ld of %zu elements differ, "
-           "rel. L2 %.1e; dK, dV %s\n",
-           preset, T, causal ? "" : " non-causal", same ? "bit-identical" : "DIFFER", dqd.differ, nq, dqd.rel, kv_same ? "bit-identical" : "DIFFER");
+    const bf16_diff dqt = bf16_compare((const uint16_t *)res[3], (const uint16_t *)res[2], nq);
+    const int kv_same = !memcmp(res[0] + nq * 2, res[2] + nq * 2, 2 * nk * 2) && !memcmp(res[3] + nq * 2, res[2] + nq * 2, 2 * nk * 2);
+    printf("deterministic dQ %-11s T=%d%s (%s): two runs %s; vs the default (atomic) dQ: %ld of %zu elements differ, "
+           "rel. L2 %.1e; by turns: rel. L2 %.1e; dK, dV %s\n",
+           preset, T, causal ? "" : " non-causal", fp8 ? "split" : "turns", same ? "bit-identical" : "DIFFER", dqd.differ, nq,
+           dqd.rel, dqt.rel, kv_same ? "bit-identical" : "DIFFER");
     EXPECT(same, "%s: deterministic backward: two runs differ", preset);
-    EXPECT(dqd.nonfinite == 0, "%s: deterministic backward: %ld dQ elements unwritten or non-finite", preset,
-           dqd.nonfinite);
+    EXPECT(dqd.nonfinite == 0 && dqt.nonfinite == 0, "%s: deterministic backward: %ld / %ld dQ elements unwritten or non-finite",
+           preset, dqd.nonfinite, dqt.nonfinite);
     EXPECT(dqd.rel <= 1.0 / 256, "%s: deterministic dQ vs default: rel. L2 %.2e > 2^-8", preset, dqd.rel);
+    EXPECT(dqt.rel <= 1.0 / 256, "%s: deterministic dQ by turns vs default: rel. L2 %.2e > 2^-8", preset, dqt.rel);
     EXPECT(kv_same, "%s: dK/dV depend on the dQ mode", preset);
-    for (int run = 0; run < 3; run++) free(res[run]);
+    for (int run = 0; run < 4; run++) free(res[run]);
     void *frees[] = {ws, dq_in, dk_in, dv_in, ddo, dO, gq, gk, gv, dlse, dcu};
     for (size_t i = 0; i < sizeof frees / sizeof *frees; i++) CK(cudaFree(frees[i]));
     free(scratch), free(bq), free(bk), free(bv), free(bg);
