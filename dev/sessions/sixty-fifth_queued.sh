@@ -3,7 +3,8 @@
 # (bash dev/carry_bins.sh at the commit to be measured). Pass FLAMIA_GIT_COMMIT=<hash>.
 # 1. The gpu suite with v120. test_gpu_padded and test_gpu_scale_shift set the deterministic mode
 #    before sizing their workspace, so their training calls now take the split dQ (not yet run on
-#    a GPU: v120's command ran test_gpu_backward alone). Expect rc 0 for every program.
+#    a GPU: v120's command ran test_gpu_backward alone), and test_gpu_backward's deterministic
+#    Hadamard case (added after v120's run: dq_split's own rotation). Expect rc 0 for every program.
 # 2. Table D on this GPU with the split: pipelines/config.yaml's deterministic_default and
 #    deterministic_on commands into $OUT (data/measured/<gpu>/deterministic_{default,on}.h5 if
 #    the GPU is an H200). Predicted (H100 harness: -15 % at 16x4096, -16 % at 64x1024): the

@@ -258,13 +258,14 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
  * more than an H200 holds at once (132), whose CTAs wait on CTAs of the same document: it
  * hangs unless those were dispatched first (backward_common.cuh, dq_turn_wait). */
 enum { DET_MAX_DOCS = 8 };
-static void deterministic_case(const char *preset, const int *lens, int ndocs, int causal, rng_t *r) {
+static void deterministic_case(const char *preset, const int *lens, int ndocs, int causal, int hadamard, rng_t *r) {
     const int Hq = 4, Hkv = 2, D = 128;
     int32_t cu[DET_MAX_DOCS + 1];
     cu_from_lens(lens, ndocs, cu);
     const int T = cu[ndocs];
     flamia_recipe rec;
     FL(flamia_recipe_preset(preset, &rec));
+    rec.hadamard = hadamard; /* the split dQ rotates dQ back itself (backward_dq.cu) */
     const size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
     float *scratch = xmalloc(nq * 4);
     uint16_t *bq = xmalloc(nq * 2), *bk = xmalloc(nk * 2), *bv = xmalloc(nk * 2), *bg = xmalloc(nq * 2);
@@ -308,9 +309,10 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     const bf16_diff dqd = bf16_compare((const uint16_t *)res[0], (const uint16_t *)res[2], nq);
     const bf16_diff dqt = bf16_compare((const uint16_t *)res[3], (const uint16_t *)res[2], nq);
     const int kv_same = !memcmp(res[0] + nq * 2, res[2] + nq * 2, 2 * nk * 2) && !memcmp(res[3] + nq * 2, res[2] + nq * 2, 2 * nk * 2);
-    printf("deterministic dQ %-11s T=%d%s (%s): two runs %s; vs the default (atomic) dQ: %ld of %zu elements differ, "
+    printf("deterministic dQ %-11s T=%d%s%s (%s): two runs %s; vs the default (atomic) dQ: %ld of %zu elements differ, "
            "rel. L2 %.1e; by turns: rel. L2 %.1e; dK, dV %s\n",
-           preset, T, causal ? "" : " non-causal", fp8 ? "split" : "turns", same ? "bit-identical" : "DIFFER", dqd.differ, nq,
+           preset, T, causal ? "" : " non-causal", hadamard ? " Hadamard" : "", fp8 ? "split" : "turns",
+           same ? "bit-identical" : "DIFFER", dqd.differ, nq,
            dqd.rel, dqt.rel, kv_same ? "bit-identical" : "DIFFER");
     EXPECT(same, "%s: deterministic backward: two runs differ", preset);
     EXPECT(dqd.nonfinite == 0 && dqt.nonfinite == 0, "%s: deterministic backward: %ld / %ld dQ elements unwritten or non-finite",
@@ -383,11 +385,12 @@ int main(void) {
     run_case("1500 + 1 + 300, GQA 2/1", "mxfp8-exact", 0, 1, cu, 3, 2, 1, &r);
     const int det_lens[] = {1000, 37, 600, 1, 777}, det_long[] = {20000, 1, 300};
     for (int pi = 0; pi < 3; pi++) {
-        deterministic_case(presets[pi], det_lens, 5, 1, &r);
-        deterministic_case(presets[pi], det_lens, 5, 0, &r);
+        deterministic_case(presets[pi], det_lens, 5, 1, 0, &r);
+        deterministic_case(presets[pi], det_lens, 5, 0, 0, &r);
     }
-    deterministic_case("mxfp8", det_long, 3, 1, &r);
-    deterministic_case("bf16", det_long, 3, 1, &r);
+    deterministic_case("mxfp8", det_lens, 5, 1, 1, &r); /* Hadamard */
+    deterministic_case("mxfp8", det_long, 3, 1, 0, &r);
+    deterministic_case("bf16", det_long, 3, 1, 0, &r);
     if (failures) {
         fprintf(stderr, "test_gpu_backward: %d failures\n", failures);
         return 1;
