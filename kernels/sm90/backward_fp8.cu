@@ -48,6 +48,10 @@
  * both warpgroups' dS); the dS block maxima, exponents and dQ factors are warpgroup-local
  * (named barriers), and a query tile costs two more CTA barriers (its loads landed; the
  * previous tile's buffer is free, so the next tile's loads go out right after).
+ * dQ modes (template DQM): kDqAdds (the default, above), kDqTurns (deterministic: the same adds in
+ * turns, backward_common.cuh) and kDqSplit (deterministic with the workspace's split regions,
+ * sixty-fourth session): each warpgroup stores its dS tile and row factors by TMA after a
+ * warpgroup barrier instead of the CTA barrier and dQ's products, and backward_dq.cu sums dQ.
  * Epilogue: dK scaled (and rotated back), dV times 2^(G - 14), both through shared memory
  * (stmatrix) and out as whole 256-byte rows.
  * STATUS: v87 (thirty-second session, 2026-12-03; the wgmma descriptors advanced by one add,
