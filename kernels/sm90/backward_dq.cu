@@ -100,16 +100,19 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
             const int tpos = vt_start(__ldg(p.cu + dt.doc), dt.doc), hk = h / p.group;
             for (int n = 0; n < nkt; n++, gs++) {
                 const int st = gs % kDqStages;
+                /* inside the regions (sized from max_seqlen: an understated one gives a wrong dQ, never a
+                 * read past the workspace) */
+                const long long tile = min(t0 + n, p.tiles - 1);
                 if (gs >= kDqStages) mbar_wait(smem_u32(&empty[st]), ((gs / kDqStages) & 1) ^ 1);
                 uint8_t *b = smem + st * kDqStageBytes;
                 const uint32_t fb = smem_u32(&full[st]);
                 *(int *)(b + kDqHdr) = i; /* released by the arrive below */
                 mbar_expect_tx(fb, 2 * kDqTile + 2 * 128 * 4);
-                tma_load_2d(smem_u32(b), &tm_ds, 0, (int)((t0 + n) * 128), fb);
+                tma_load_2d(smem_u32(b), &tm_ds, 0, (int)(tile * 128), fb);
                 tma_load_3d(smem_u32(b + kDqTile), &tm_kt, tpos + n * 128, 0, hk, fb);
                 asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
                                  smem_u32(b + kDqFac)),
-                             "l"(p.fac + (t0 + n) * 256), "r"(2 * 128 * 4), "r"(fb)
+                             "l"(p.fac + tile * 256), "r"(2 * 128 * 4), "r"(fb)
                              : "memory");
             }
         }
