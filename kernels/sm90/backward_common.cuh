@@ -31,6 +31,17 @@ template <int N> __device__ __forceinline__ void hadamard_lane_stage(float (&v)[
     }
 }
 
+/* The split deterministic dQ's tiles (sm90_launch.h, regions ds_codes / ds_fac): a document of n
+ * 128-token tiles holds split_doc_tiles(n) (query tile, key tile) pairs per query head, and pair
+ * (m, k) is its split_tile(m, k, n)-th; the offsets kernel, the main kernel's stores (kDqSplit) and
+ * backward_dq.cu's loads all index by these two. */
+__host__ __device__ __forceinline__ long long split_doc_tiles(long long n, int causal) {
+    return causal ? n * (n + 1) / 2 : n * n;
+}
+__host__ __device__ __forceinline__ long long split_tile(long long m, int k, long long n, int causal) {
+    return (causal ? m * (m + 1) / 2 : m * n) + k;
+}
+
 /* H_128 (unnormalized) on each of a warpgroup's m64n128 accumulator rows, in place: column
  * c = 8 jn + 2 tq + e of v[4 jn + 2 hh + e] (rows g + 8 hh). Stage 1 is e (in the thread), stages
  * 2, 4 are tq (lanes xor 1, 2), stages 8..64 are jn (in the thread). The FP8 main kernel's dK and

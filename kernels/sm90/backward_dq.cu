@@ -32,8 +32,8 @@
 namespace flamia_bwd {
 using namespace flamia_sm90;
 
-/* ds_off[d] = Hq sum over d' < d of c(n_d') (n = ceil(len / 128), c(n) = n (n + 1) / 2 causal, n^2
- * not: sm90_launch.h), and the dQ kernel's item counter zeroed. One CTA. */
+/* ds_off[d] = Hq sum over d' < d of split_doc_tiles(ceil(len_d' / 128)), and the dQ kernel's item
+ * counter zeroed. One CTA. */
 __global__ void __launch_bounds__(256) dq_split_offsets(const int32_t *cu, int num_docs, int Hq, int causal,
                                                          long long *off, int *next) {
     using Scan = cub::BlockScan<long long, 256>;
@@ -42,10 +42,7 @@ __global__ void __launch_bounds__(256) dq_split_offsets(const int32_t *cu, int n
     for (int base = 0; base < num_docs; base += 256) {
         const int d = base + (int)threadIdx.x;
         long long c = 0;
-        if (d < num_docs) {
-            const long long n = (cu[d + 1] - cu[d] + 127) / 128;
-            c = Hq * (causal ? n * (n + 1) / 2 : n * n);
-        }
+        if (d < num_docs) c = Hq * split_doc_tiles((cu[d + 1] - cu[d] + 127) / 128, causal);
         long long ex, total;
         Scan(tmp).ExclusiveSum(c, ex, total);
         if (d < num_docs) off[d] = carry + ex;
@@ -62,12 +59,6 @@ constexpr int kDqHdr = kDqFac + 2 * 128 * 4;           /* int: the stage's item,
 constexpr int kDqStageBytes = kDqHdr + 1024;           /* 1 KB aligned */
 constexpr int kDqBar = kDqStages * kDqStageBytes;
 constexpr int kDqSmem = kDqBar + 2 * kDqStages * 8 + 1024;
-
-/* an item i of [0, Hq slots): query head i / slots, tile slot slots - 1 - i % slots */
-struct DqItem {
-    DocTile dt;
-    int h;
-};
 
 __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUtensorMap tm_ds,
                                                    const __grid_constant__ CUtensorMap tm_kt, const DqParams p) {
@@ -95,8 +86,8 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
             const DocTile dt = doc_tile_of_thread(p.cu, p.num_docs, slots - 1 - i % slots);
             if (dt.doc < 0) continue;
             const int m = dt.tile, nkt = p.causal ? m + 1 : dt.ntiles;
-            const long long cnt = p.causal ? (long long)dt.ntiles * (dt.ntiles + 1) / 2 : (long long)dt.ntiles * dt.ntiles;
-            const long long t0 = __ldg(p.off + dt.doc) + h * cnt + (p.causal ? (long long)m * (m + 1) / 2 : (long long)m * dt.ntiles);
+            /* item i: query head i / slots, tile slot slots - 1 - i % slots; key tile n at t0 + n */
+            const long long t0 = __ldg(p.off + dt.doc) + h * split_doc_tiles(dt.ntiles, p.causal) + split_tile(m, 0, dt.ntiles, p.causal);
             const int tpos = vt_start(__ldg(p.cu + dt.doc), dt.doc), hk = h / p.group;
             for (int n = 0; n < nkt; n++, gs++) {
                 const int st = gs % kDqStages;
@@ -110,10 +101,7 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
                 mbar_expect_tx(fb, 2 * kDqTile + 2 * 128 * 4);
                 tma_load_2d(smem_u32(b), &tm_ds, 0, (int)(tile * 128), fb);
                 tma_load_3d(smem_u32(b + kDqTile), &tm_kt, tpos + n * 128, 0, hk, fb);
-                asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                                 smem_u32(b + kDqFac)),
-                             "l"(p.fac + tile * 256), "r"(2 * 128 * 4), "r"(fb)
-                             : "memory");
+                bulk_load(smem_u32(b + kDqFac), p.fac + tile * 256, 2 * 128 * 4, fb);
             }
         }
         /* the end, as a stage of its own */

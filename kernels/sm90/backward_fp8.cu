@@ -80,17 +80,6 @@
 
 namespace flamia_bwd {
 
-/* the split dQ's stores (kDqSplit): a 2-D TMA tile store and a 1-D bulk store, shared -> global,
- * tracked by the issuing thread's bulk groups */
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t src, int c0, int c1) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(map), "r"(src),
-                 "r"(c0), "r"(c1)
-                 : "memory");
-}
-__device__ __forceinline__ void bulk_store(void *dst, uint32_t src, uint32_t bytes) {
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(src), "r"(bytes) : "memory");
-}
-
 /* 2^e for any int e: 0 below FP32's range (callers only use e <= 127) */
 __device__ __forceinline__ float pow2z(int e) { return e < -149 ? 0.f : flamia_pow2f(e > 127 ? 127 : e); }
 
@@ -294,10 +283,9 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
     }
     __syncthreads();
     const int G = sMisc[0];
-    /* kDqSplit: the document's tiles in ds_codes, query head h's at ds0 + h cnt, tile (m, n) at
-     * + m (m + 1) / 2 + n (causal) or + m nqt + n (sm90_launch.h) */
+    /* kDqSplit: the document's tiles in ds_codes, query head h's at ds0 + h ds_cnt (backward_common.cuh) */
     const long long ds0 = SPLIT ? __ldg(p.ds_off + doc) : 0;
-    const long long ds_cnt = p.causal ? (long long)nqt * (nqt + 1) / 2 : (long long)nqt * nqt;
+    const long long ds_cnt = split_doc_tiles(nqt, p.causal);
 
     /* loads of query tile `it` (head, tile) into buffer it & 1: Q, dO rows permuted
      * (row c holds query flamia_fp8_perm_row(c)) and Q^T, dO^T by TMA (Q, dO by cp.async on a
@@ -800,8 +788,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
             if constexpr (SPLIT) { /* the warpgroup's dS tile and dQ row factors out (its half of the
                  tile's 128-byte rows 64 h2..), no dQ here: backward_dq.cu sums it */
                 bar_named(1 + wg, 128);
-                const int m = q0 / 128, n_ = k0 / 128;
-                const long long tile = ds0 + (long long)h * ds_cnt + (p.causal ? (long long)m * (m + 1) / 2 + n_ : (long long)m * nqt + n_);
+                const long long tile = ds0 + (long long)h * ds_cnt + split_tile(q0 / 128, n, nqt, p.causal);
                 /* inside the regions sized from max_seqlen (a call that understates it gets a wrong dQ,
                  * never a write past the workspace) */
                 if (wtid == 0 && tile < p.ds_tiles) {

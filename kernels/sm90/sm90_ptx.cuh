@@ -1,6 +1,6 @@
 /*
  * sm90_ptx.cuh - thin inline-PTX wrappers shared by the Hopper kernels: shared-memory addresses,
- * cp.async, mbarriers, TMA tile loads and reduce-adds, bulk-group commits and waits, wgmma
+ * cp.async, mbarriers, TMA tile loads, stores and reduce-adds, bulk copies, bulk-group commits and waits, wgmma
  * descriptors, fences/commits/waits, register fences, named barriers. One definition each
  * (forward.cu, backward_prep.cu and backward_fp8.cu include this).
  */
@@ -91,6 +91,22 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
                      : "r"(bar), "r"(parity)
                      : "memory");
     }
+}
+/* 1-D bulk copy global -> shared, completing on `bar` */
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+/* shared -> global, tracked by the issuing thread's bulk groups: a 2-D TMA tile store and a 1-D
+ * bulk store */
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t src, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(map), "r"(src),
+                 "r"(c0), "r"(c1)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_store(void *dst, uint32_t src, uint32_t bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(src), "r"(bytes) : "memory");
 }
 /* 3-D TMA tile load into shared memory, completing on mbarrier `bar` */
 __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2,

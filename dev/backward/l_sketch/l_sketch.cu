@@ -66,13 +66,6 @@
 
 using namespace flamia_sm90;
 
-/* a 1-D bulk copy global -> shared, completing on `bar` */
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-}
-
 struct LParams {
     const float *fac;  /* [tile][128] row factors */
     __nv_bfloat16 *dq; /* [T][H][128] */
