@@ -174,8 +174,10 @@ int main(int argc, char **argv) {
     P.kind = kind;
     P.deterministic = getenv("BWD_DET") && atoi(getenv("BWD_DET")); /* deterministic dQ */
     const flamia_sm90_layout L = flamia_sm90_layout_of(&P);
-    /* the deterministic mode's split dQ where the layout has it (BWD_SPLIT=0: by turns) */
-    P.dq_split = flamia_sm90_dq_split_fits(&P, L.total_split) && !(getenv("BWD_SPLIT") && !atoi(getenv("BWD_SPLIT")));
+    /* the deterministic mode's split dQ where the layout has it, every kv head at once (BWD_SPLIT=0: by
+     * turns; BWD_SPLIT=n > 0: chunks of at most n kv heads) */
+    P.dq_split = flamia_sm90_dq_split_heads(&P, L.total_split);
+    if (getenv("BWD_SPLIT") && atoi(getenv("BWD_SPLIT")) < P.dq_split) P.dq_split = std::max(0, atoi(getenv("BWD_SPLIT")));
     uint8_t *d_ws;
     int32_t *d_cu;
     uint16_t *d_q, *d_k, *d_v, *d_do, *d_o, *d_dq, *d_dk, *d_dv;

@@ -31,7 +31,8 @@
  *  4. bwd_dq_out     dq_accum -> BF16 dq.
  *  Deterministic mode with the split regions in the workspace (sm90_launch.h): the main kernel
  *  stores its dS codes instead (dQ mode kDqSplit) and backward_dq.cu's dq_split sums dQ per query
- *  tile in a fixed order and writes it in BF16 (no dq_accum, no turns, no bwd_dq_out).
+ *  tile in a fixed order and writes it in BF16 (no dq_accum, no turns, no bwd_dq_out); both per
+ *  chunk of kv heads, as many as the workspace holds (all of them in one with the size asked for).
  *
  * P is rebuilt exactly as numerics.md 3.3 / 4.2 say: t = fl(s c) (s from the exact
  * FP32 products of the codes times the power-of-two factors), ti = trunc(t),
@@ -173,23 +174,28 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
         if ((e = launch_transpose(tp, stream)) != cudaSuccess) return e;
     }
 
+    /* the split dQ's chunks: `split_kv` kv heads each (the workspace's share, sm90_launch.h) */
+    const int split_kv = split ? P->dq_split : 0, group = P->heads_q / P->heads_kv;
+    const long long split_tiles = (long long)split_kv * L.ds_tiles_kv;
     DqParams dp = {};
     if (split) {
         dp.ds = ws + L.ds_codes;
-        dp.fac = (const float *)(ws + L.ds_fac);
+        dp.fac = (const float *)(ws + flamia_sm90_dq_split_fac(&L, split_kv));
         dp.off = (const long long *)(ws + L.ds_off);
         dp.next = (int *)(ws + L.ds_next);
         dp.dq = dq;
         dp.cu = P->cu_seqlens;
         dp.T = T;
         dp.Hq = P->heads_q;
-        dp.group = P->heads_q / P->heads_kv;
+        dp.group = group;
         dp.num_docs = P->num_docs;
         dp.causal = P->causal;
         dp.hadamard = P->hadamard;
         dp.t_vpad = L.t_vpad;
-        dp.tiles = L.ds_tiles;
+        dp.tiles = split_tiles;
         dp.had_norm = 1.0f / sqrtf((float)kD);
+        dp.stride_h = split_kv * group;
+        dp.chunks = (P->heads_kv + split_kv - 1) / split_kv;
         if ((e = launch_dq_split_offsets(dp, stream)) != cudaSuccess) return e;
     }
 
@@ -220,17 +226,19 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.T = T;
     mp.Hq = P->heads_q;
     mp.Hkv = P->heads_kv;
-    mp.group = P->heads_q / P->heads_kv;
+    mp.group = group;
     mp.num_docs = P->num_docs;
+    mp.hk0 = 0;
+    mp.nhk = P->heads_kv;
     mp.causal = P->causal;
     mp.c = P->softmax_scale * 1.44269504088896341f;
     mp.scale = P->softmax_scale;
     mp.hadamard = P->hadamard;
     mp.had_norm = 1.0f / sqrtf((float)kD); /* as flamia_ref_hadamard */
     mp.ds_codes = ws + L.ds_codes;
-    mp.ds_fac = (float *)(ws + L.ds_fac);
+    mp.ds_fac = (float *)(ws + flamia_sm90_dq_split_fac(&L, split_kv));
     mp.ds_off = (const long long *)(ws + L.ds_off);
-    mp.ds_tiles = L.ds_tiles;
+    mp.ds_tiles = split_tiles;
     const bool fp8_main = fp8 && (dbg_codes || bwd_variant() != 0);
     const bool det = dq_turn != nullptr;
     mp.order = nullptr;
@@ -241,10 +249,23 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
             return e;
     }
     const int dq_mode = split ? kDqSplit : det ? kDqTurns : kDqAdds;
+    if (split) { /* per chunk of kv heads: the main kernel stores its dS codes, the dQ kernel sums them */
+        for (int c = 0; c < dp.chunks; c++) {
+            mp.hk0 = c * split_kv;
+            mp.nhk = P->heads_kv - mp.hk0 < split_kv ? P->heads_kv - mp.hk0 : split_kv;
+            dp.h0 = mp.hk0 * group;
+            dp.nh = mp.nhk * group;
+            dp.next = (int *)(ws + L.ds_next) + c;
+            if ((e = launch_main_fp8(P->kind, dq_mode, mp, ws + L.qt_codes, ws + L.kt_codes, L.t_vpad, nullptr, stream)) !=
+                    cudaSuccess ||
+                (e = launch_dq_split(dp, ws + L.kt_codes, stream)) != cudaSuccess)
+                return e;
+        }
+        return cudaSuccess;
+    }
     e = fp8_main ? launch_main_fp8(P->kind, dq_mode, mp, ws + L.qt_codes, ws + L.kt_codes, L.t_vpad, dbg_codes, stream)
                  : launch_main_simt(P->kind, det, mp, P->num_docs, P->max_seqlen, stream);
     if (dbg_codes || e != cudaSuccess) return e;
-    if (split) return launch_dq_split(dp, ws + L.kt_codes, stream);
 
     /* 4. dq -> BF16 */
     return launch_dq_out(dq_acc, dq, (size_t)T * P->heads_q, P->hadamard, stream);

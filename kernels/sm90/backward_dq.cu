@@ -9,8 +9,11 @@
  * rotated back when hadamard, BF16 out. The same products and factors as the reduce-add modes; only
  * the FP32 summation order differs.
  *
+ * The backward runs both kernels once per chunk of kv heads, as many heads as the workspace holds
+ * (all of them with the size flamia_cuda_workspace_size asks for, under its cap).
+ *
  * dq_split: a persistent grid (one CTA an SM), 384 threads: warpgroup 0's thread 0 claims items from
- * a counter (ds_next) and loads their tiles by TMA into 6 stages (dS [128 queries][128 B] and K^T
+ * the chunk's counter (ds_next) and loads their tiles by TMA into 6 stages (dS [128 queries][128 B] and K^T
  * [128 dims][128 B], 128-byte swizzle, and the 2 x 128 row factors); warpgroups 1 and 2 take 64
  * query rows each: per key tile two chains of two m64n128k32 products (one per pair) into a partial,
  * added with the pair's row factor. Items run head by head, each head's query tiles from the
@@ -32,24 +35,24 @@
 namespace flamia_bwd {
 using namespace flamia_sm90;
 
-/* ds_off[d] = Hq sum over d' < d of split_doc_tiles(ceil(len_d' / 128)), and the dQ kernel's item
- * counter zeroed. One CTA. */
-__global__ void __launch_bounds__(256) dq_split_offsets(const int32_t *cu, int num_docs, int Hq, int causal,
-                                                         long long *off, int *next) {
+/* ds_off[d] = H sum over d' < d of split_doc_tiles(ceil(len_d' / 128)) (H: the query heads of a
+ * chunk), and the chunks' item counters zeroed. One CTA. */
+__global__ void __launch_bounds__(256) dq_split_offsets(const int32_t *cu, int num_docs, int H, int causal,
+                                                         long long *off, int *next, int chunks) {
     using Scan = cub::BlockScan<long long, 256>;
     __shared__ typename Scan::TempStorage tmp;
     long long carry = 0;
     for (int base = 0; base < num_docs; base += 256) {
         const int d = base + (int)threadIdx.x;
         long long c = 0;
-        if (d < num_docs) c = Hq * split_doc_tiles((cu[d + 1] - cu[d] + 127) / 128, causal);
+        if (d < num_docs) c = H * split_doc_tiles((cu[d + 1] - cu[d] + 127) / 128, causal);
         long long ex, total;
         Scan(tmp).ExclusiveSum(c, ex, total);
         if (d < num_docs) off[d] = carry + ex;
         carry += total;
         __syncthreads(); /* tmp is reused */
     }
-    if (threadIdx.x == 0) *next = 0;
+    for (int c = (int)threadIdx.x; c < chunks; c += 256) next[c] = 0;
 }
 
 constexpr int kDqStages = 6;
@@ -67,7 +70,7 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
     uint64_t *full = (uint64_t *)(smem + kDqBar), *empty = full + kDqStages;
     const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
     const int g = lane >> 2, tq = lane & 3;
-    const int slots = tile_slots(p.T, p.num_docs), nitems = p.Hq * slots;
+    const int slots = tile_slots(p.T, p.num_docs), nitems = p.nh * slots; /* the chunk's query heads */
     if (tid == 0) {
         for (int s = 0; s < kDqStages; s++) {
             mbar_init(smem_u32(&full[s]), 1);
@@ -82,12 +85,12 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
         for (;;) {
             const int i = atomicAdd(p.next, 1);
             if (i >= nitems) break;
-            const int h = i / slots;
+            const int hc = i / slots, h = p.h0 + hc;
             const DocTile dt = doc_tile_of_thread(p.cu, p.num_docs, slots - 1 - i % slots);
             if (dt.doc < 0) continue;
             const int m = dt.tile, nkt = p.causal ? m + 1 : dt.ntiles;
-            /* item i: query head i / slots, tile slot slots - 1 - i % slots; key tile n at t0 + n */
-            const long long t0 = __ldg(p.off + dt.doc) + h * split_doc_tiles(dt.ntiles, p.causal) + split_tile(m, 0, dt.ntiles, p.causal);
+            /* item i: the chunk's query head i / slots, tile slot slots - 1 - i % slots; key tile n at t0 + n */
+            const long long t0 = __ldg(p.off + dt.doc) + hc * split_doc_tiles(dt.ntiles, p.causal) + split_tile(m, 0, dt.ntiles, p.causal);
             const int tpos = vt_start(__ldg(p.cu + dt.doc), dt.doc), hk = h / p.group;
             for (int n = 0; n < nkt; n++, gs++) {
                 const int st = gs % kDqStages;
@@ -117,7 +120,7 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
         mbar_wait(smem_u32(&full[gs % kDqStages]), (gs / kDqStages) & 1);
         const int i = *(volatile int *)(smem + (gs % kDqStages) * kDqStageBytes + kDqHdr);
         if (i < 0) break;
-        const int h = i / slots;
+        const int h = p.h0 + i / slots;
         const DocTile dt = doc_tile_of(p.cu, p.num_docs, slots - 1 - i % slots); /* valid: the producer skips idle slots */
         const int m = dt.tile, nkt = p.causal ? m + 1 : dt.ntiles;
         float acc[64];
@@ -166,7 +169,8 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
 }
 
 cudaError_t launch_dq_split_offsets(const DqParams &dp, cudaStream_t stream) {
-    dq_split_offsets<<<1, 256, 0, stream>>>(dp.cu, dp.num_docs, dp.Hq, dp.causal, const_cast<long long *>(dp.off), dp.next);
+    dq_split_offsets<<<1, 256, 0, stream>>>(dp.cu, dp.num_docs, dp.stride_h, dp.causal, const_cast<long long *>(dp.off),
+                                            dp.next, dp.chunks);
     return cudaGetLastError();
 }
 

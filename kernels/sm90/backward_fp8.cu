@@ -201,10 +201,13 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
         item = (unsigned)__ldg(p.order + blockIdx.x);
         if ((int)item < 0) return;
     }
-    const DocTile dt = doc_tile_of(p.cu, p.num_docs, (int)(item / p.Hkv));
+    /* the kv heads p.hk0 .. p.hk0 + p.nhk - 1: in the split dQ's chunks; the other modes take all of
+     * them (compiled as before: the chunk's two words cost the turns kernel 56 bytes of spills) */
+    const int nhk = SPLIT ? p.nhk : p.Hkv;
+    const DocTile dt = doc_tile_of(p.cu, p.num_docs, (int)(item / nhk));
     if (dt.doc < 0) return;
     /* deterministic dQ: a document's last key tile first (dq_turn_wait's order) */
-    const int doc = dt.doc, n = DET ? dt.ntiles - 1 - dt.tile : dt.tile, hk = (int)(item % p.Hkv);
+    const int doc = dt.doc, n = DET ? dt.ntiles - 1 - dt.tile : dt.tile, hk = (SPLIT ? p.hk0 : 0) + (int)(item % nhk);
     const int ds = p.cu[doc], len = p.cu[doc + 1] - ds;
     const int k0 = n * 128; /* doc-local first key of the tile */
     const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127, wq = wtid >> 5, lane = tid & 31;
@@ -283,9 +286,10 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
     }
     __syncthreads();
     const int G = sMisc[0];
-    /* kDqSplit: the document's tiles in ds_codes, query head h's at ds0 + h ds_cnt (backward_common.cuh) */
-    const long long ds0 = SPLIT ? __ldg(p.ds_off + doc) : 0;
+    /* kDqSplit: the document's tiles in ds_codes, query head h's at ds0 + h ds_cnt (backward_common.cuh;
+     * ds0 takes the chunk's first query head, p.hk0 group, as head 0) */
     const long long ds_cnt = split_doc_tiles(nqt, p.causal);
+    const long long ds0 = SPLIT ? __ldg(p.ds_off + doc) - (long long)(p.hk0 * p.group) * ds_cnt : 0;
 
     /* loads of query tile `it` (head, tile) into buffer it & 1: Q, dO rows permuted
      * (row c holds query flamia_fp8_perm_row(c)) and Q^T, dO^T by TMA (Q, dO by cp.async on a
@@ -998,7 +1002,7 @@ static cudaError_t launch_fp8_grid(void (*kernel)(KernelArgs...), bool &attr, co
         if (e != cudaSuccess) return e;
         attr = true;
     }
-    const unsigned grid = (unsigned)tile_slots(mp.T, mp.num_docs) * (unsigned)mp.Hkv;
+    const unsigned grid = (unsigned)tile_slots(mp.T, mp.num_docs) * (unsigned)mp.nhk;
     kernel<<<grid, 256, bytes, stream>>>(args...);
     return cudaGetLastError();
 }

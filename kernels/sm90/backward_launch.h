@@ -59,15 +59,17 @@ struct MainParams {
     uint16_t *dk, *dv;
     const int32_t *cu;
     int T, Hq, Hkv, group, causal, hadamard;
-    int num_docs; /* FP8 main kernel: its grid.x is the batch's tile slots (sm90_tiles.cuh) x Hkv */
+    int num_docs; /* FP8 main kernel: its grid.x is the batch's tile slots (sm90_tiles.cuh) x nhk */
+    int hk0, nhk; /* FP8 main kernel: the kv heads it takes, hk0 .. hk0 + nhk - 1 (all but in the split
+                     dQ's chunks) */
     float c, scale, had_norm;
     const int *order; /* FP8 main kernel: CTA p takes item order[p] (-1: none), else item p (bwd_order) */
     /* the split deterministic dQ (main kernel mode kDqSplit): where the dS tiles (by TMA, launch_fp8's
      * map over ds_codes) and row factors go */
     uint8_t *ds_codes;
     float *ds_fac;
-    const long long *ds_off;
-    long long ds_tiles;
+    const long long *ds_off; /* a document's first tile; query head h's at + (h - hk0 group) c(n) */
+    long long ds_tiles;      /* the chunk's tiles (stores past them are dropped) */
 };
 
 /* The FP8 main kernel's dQ modes: reduce-adds in any order, the same in turns (deterministic),
@@ -80,10 +82,13 @@ struct DqParams {
     const uint8_t *ds;      /* region ds_codes */
     const float *fac;       /* region ds_fac */
     const long long *off;   /* region ds_off */
-    int *next;              /* region ds_next */
+    int *next;              /* region ds_next: this chunk's counter (dq_split_offsets zeroes them all) */
     uint16_t *dq;
     const int32_t *cu;
     int T, Hq, group, num_docs, causal, hadamard, t_vpad;
+    int h0, nh;             /* the chunk's query heads h0 .. h0 + nh - 1 */
+    int stride_h;           /* query heads a chunk's offsets make room for (ds_off) */
+    int chunks;             /* counters dq_split_offsets zeroes */
     long long tiles;
     float had_norm;
 };

@@ -305,8 +305,9 @@ flamia_status flamia_cuda_workspace_size(const flamia_recipe *r, const flamia_sh
     flamia_sm90_problem P = {};
     flamia_status st = prepare(fn, r, s, CALL_QUANTIZE, &P);
     if (st) return st;
-    /* with the deterministic mode on, room for its split dQ too (sm90_launch.h; a workspace of
-     * the smaller size still runs it, by turns) */
+    /* with the deterministic mode on, room for its split dQ too, every kv head at once where that
+     * stays under the cap (sm90_launch.h; a smaller workspace runs the heads in chunks, and one
+     * that holds no kv head's share takes the turns) */
     *bytes = flamia_sm90_layout_of(&P).total_split;
     return FLAMIA_OK;
 }
@@ -346,7 +347,7 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
         (st = check_ptr(fn, "dq", dq, 16)) || (st = check_ptr(fn, "dk", dk, 16)) ||
         (st = check_ptr(fn, "dv", dv, 16)) || (st = check_pending(fn)))
         return st;
-    P.dq_split = flamia_sm90_dq_split_fits(&P, workspace_bytes);
+    P.dq_split = flamia_sm90_dq_split_heads(&P, workspace_bytes);
     return backward_checked(fn, &P, workspace, o, lse, dout, dq, dk, dv, (cudaStream_t)stream);
 }
 
@@ -381,7 +382,7 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
         (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_pending(fn)))
         return st;
     const cudaStream_t cs = (cudaStream_t)stream;
-    P.dq_split = flamia_sm90_dq_split_fits(&P, workspace_bytes);
+    P.dq_split = flamia_sm90_dq_split_heads(&P, workspace_bytes);
     P.dq_zero_in_forward = dq_zero_in_forward() && !P.dq_split; /* the split dQ has no dq_accum */
     P.qkt_in_quantize = qkt_in_quantize();
     if ((st = quantize_checked(fn, &P, q, k, v, workspace, cs)) ||

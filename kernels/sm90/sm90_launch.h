@@ -53,9 +53,10 @@ struct flamia_sm90_problem {
                                      FLAMIA_SM90_QKT=bwd) */
     int row_sum_p_values;         /* the forward's l adds P's rounded values (recipe row_sum =
                                      FLAMIA_ROWSUM_P_VALUES, numerics.md 3.4) */
-    int dq_split;                 /* deterministic mode with the workspace's split regions
-                                     (flamia_sm90_dq_split_fits): dQ by backward_dq.cu from the
-                                     dS codes the main kernel stores, no dq_accum, no turns */
+    int dq_split;                 /* deterministic mode with the workspace's split regions: the kv
+                                     heads a chunk takes (flamia_sm90_dq_split_heads; 0: the turns):
+                                     dQ by backward_dq.cu from the dS codes the main kernel stores,
+                                     no dq_accum, no turns */
 };
 
 /* Workspace layout: regions aligned to 256 bytes, offsets from the workspace base.
@@ -99,17 +100,22 @@ struct flamia_sm90_problem {
  *                                     item), a bit per item and the list of items its second launch
  *                                     recomputes with the split exponential (header and bits zeroed
  *                                     per call; forward.cu)
- * Split deterministic dQ (appended after every other region, only when p->deterministic and the
- * bound below stays under FLAMIA_SM90_DQ_SPLIT_MAX_BYTES; used when the caller's workspace
- * holds them, flamia_sm90_dq_split_fits; backward_dq.cu):
- *   ds_codes   uint8 [tiles][128][128]  per (document, query head, query tile m, key tile n of the
- *                                     causal triangle or the full square) the dQ operand's codes
+ * Split deterministic dQ (after every other region, only when p->deterministic, FP8, and one kv
+ * head's share stays under FLAMIA_SM90_DQ_SPLIT_MAX_BYTES; backward_dq.cu). The backward runs the
+ * kv heads in chunks of as many heads as the caller's workspace holds (flamia_sm90_dq_split_heads),
+ * main kernel then dQ kernel per chunk; flamia_cuda_workspace_size asks for every head at once
+ * where that stays under the cap, else for the most heads that do:
+ *   ds_off     int64 [num_docs]         each document's first tile in a chunk (a prefix, made per call)
+ *   ds_next    int32 [Hkv]              the dQ kernel's next work item, one counter per chunk (zeroed
+ *                                     per call)
+ *   ds_codes   uint8 [tiles][128][128]  per (document, query head of the chunk, query tile m, key tile n
+ *                                     of the causal triangle or the full square) the dQ operand's codes
  *                                     [query][key] as the main kernel had them (the pair fold)
- *   ds_fac     float [tiles][2][128]    their row factors 2^F scale per 64-key pair
- *   ds_off     int64 [num_docs]         each document's first tile (a prefix, made per call)
- *   ds_next    int32                    the dQ kernel's next work item (zeroed per call)
- *   tiles <= Hq sum_d c(n_d), n_d = ceil(len_d / 128), c(n) = n (n + 1) / 2 causal, n^2 not; bounded
- *   from the shape by n_d <= ceil(max_seqlen / 128) and sum_d n_d <= tile slots.
+ *   ds_fac     float [tiles][2][128]    their row factors 2^F scale per 64-key pair; starts right after
+ *                                     ds_codes' chunk-dependent size (flamia_sm90_dq_split_fac)
+ *   tiles = heads x ds_tiles_kv, ds_tiles_kv = group sum_d c(n_d) per kv head, n_d = ceil(len_d /
+ *   128), c(n) = n (n + 1) / 2 causal, n^2 not; bounded from the shape by n_d <= ceil(max_seqlen /
+ *   128) and sum_d n_d <= tile slots.
  * Backward scheduler:
  *   bwd_order  int32 [slots Hkv]      the FP8 main kernel's launch order where it is used (default
  *                                     dQ mode, GQA; backward.cu): entry p the item (slot Hkv + kv
@@ -123,16 +129,19 @@ struct flamia_sm90_layout {
     size_t q_bf16, k_bf16, v_bf16, row_frame;
     size_t qt_codes, kt_codes, do_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, bwd_rows;
     size_t fwd_work, bwd_order, total;
-    size_t ds_codes, ds_fac, ds_off, ds_next, total_split; /* total_split == total: no split regions */
-    long long ds_tiles;                                    /* the split regions' tile capacity */
+    size_t ds_off, ds_next, ds_codes, total_split; /* total_split == total: no split regions */
+    long long ds_tiles_kv;                         /* the split regions' tiles per kv head (0: none) */
     int t_pad, t_vpad;
 };
 
 static inline size_t flamia_sm90_align(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/* The split deterministic dQ's regions stay under this (a single 131,072-token document with 16
- * heads would need 137 GB; past the cap the deterministic mode takes the turns instead) */
+/* What the split deterministic dQ's regions may ask for: every kv head at once where they fit
+ * under it, else chunks of fewer heads; a kv head whose own share does not fit (one 131,072-token
+ * document: 9 GB a query head) leaves the mode to the turns */
 #define FLAMIA_SM90_DQ_SPLIT_MAX_BYTES ((size_t)16 << 30)
+/* a split tile's bytes: 128 x 128 dS codes and 2 x 128 FP32 row factors */
+#define FLAMIA_SM90_DQ_SPLIT_TILE_BYTES (128 * 128 + 2 * 128 * 4)
 
 /* Slots of 128-token tiles of a packed batch: one per whole 128 tokens plus one per
  * document (its partial last tile); sm90_tiles.cuh maps a slot to its document and tile.
@@ -237,25 +246,32 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     L.total = off;
     { /* the split deterministic dQ's regions, after everything else */
         const long long nmax = (p->max_seqlen + 127) / 128, nsum = flamia_sm90_tile_slots(p->total_tokens, p->num_docs);
-        L.ds_tiles = (long long)Hq * (p->causal ? (nmax + 1) * nsum / 2 : nmax * nsum);
-        const size_t bytes = (size_t)L.ds_tiles * (128 * 128 + 2 * 128 * 4);
-        const int on = p->deterministic && p->kind != FLAMIA_SM90_BF16 && bytes <= FLAMIA_SM90_DQ_SPLIT_MAX_BYTES;
-        if (!on) L.ds_tiles = 0;
-        FLAMIA_REGION(ds_codes, (size_t)L.ds_tiles * 128 * 128)
-        FLAMIA_REGION(ds_fac, (size_t)L.ds_tiles * 2 * 128 * 4)
+        L.ds_tiles_kv = (long long)(Hq / Hk) * (p->causal ? (nmax + 1) * nsum / 2 : nmax * nsum);
+        const size_t per_kv = (size_t)L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES;
+        const int on = p->deterministic && p->kind != FLAMIA_SM90_BF16 && per_kv <= FLAMIA_SM90_DQ_SPLIT_MAX_BYTES;
+        if (!on) L.ds_tiles_kv = 0;
         FLAMIA_REGION(ds_off, on ? (size_t)p->num_docs * 8 : 0)
-        FLAMIA_REGION(ds_next, on ? 4 : 0)
-        L.total_split = on ? off : L.total;
+        FLAMIA_REGION(ds_next, on ? Hk * 4 : 0)
+        L.ds_codes = off;
+        const size_t heads = on ? (FLAMIA_SM90_DQ_SPLIT_MAX_BYTES / per_kv < Hk ? FLAMIA_SM90_DQ_SPLIT_MAX_BYTES / per_kv : Hk) : 0;
+        L.total_split = on ? off + heads * per_kv : L.total;
     }
 #undef FLAMIA_REGION
     return L;
 }
 
-/* Whether a call with this workspace size takes the split deterministic dQ: the layout has the
- * regions (deterministic, FP8, under the cap) and the caller's workspace holds them. */
-static inline int flamia_sm90_dq_split_fits(const struct flamia_sm90_problem *p, size_t workspace_bytes) {
+/* The kv heads a chunk of the split deterministic dQ takes with this workspace size: as many as
+ * the workspace holds past the fixed regions, at most all of them; 0 (the turns) where the layout
+ * has no split regions (mode off, BF16, a kv head over the cap) or the workspace holds no head. */
+static inline int flamia_sm90_dq_split_heads(const struct flamia_sm90_problem *p, size_t workspace_bytes) {
     const struct flamia_sm90_layout L = flamia_sm90_layout_of(p);
-    return L.total_split > L.total && workspace_bytes >= L.total_split;
+    if (L.total_split == L.total || workspace_bytes < L.ds_codes) return 0;
+    const size_t heads = (workspace_bytes - L.ds_codes) / ((size_t)L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES);
+    return heads < (size_t)p->heads_kv ? (int)heads : p->heads_kv;
+}
+/* region ds_fac's offset for chunks of `heads` kv heads (after their ds_codes) */
+static inline size_t flamia_sm90_dq_split_fac(const struct flamia_sm90_layout *L, int heads) {
+    return L->ds_codes + (size_t)heads * (size_t)L->ds_tiles_kv * 128 * 128;
 }
 
 /* Kernels (return the launch's cudaError_t; never synchronize). */

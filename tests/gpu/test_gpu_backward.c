@@ -252,7 +252,8 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
  * workspace give bit-identical dQ, dK, dV, and the deterministic dQ equals the default
  * (atomic) one up to FP32 summation order (rel. L2 <= 2^-8: a BF16 step). Both deterministic
  * forms: the split dQ (FP8 kinds, with the workspace flamia_cuda_workspace_size gives when the
- * mode is on: backward_dq.cu) and the turns (the workspace of the mode off). The layouts:
+ * mode is on: backward_dq.cu) and the turns (the workspace of the mode off); and the split in
+ * chunks of one kv head (a workspace of one head's share), bit-identical to all heads at once. The layouts:
  * documents of 600-1000 tokens, so 5-8 key tiles add into the later query tiles, causal
  * and not; and one document of 20,000 tokens with 2 kv heads, 314 CTAs of 128 key tiles,
  * more than an H200 holds at once (132), whose CTAs wait on CTAs of the same document: it
@@ -282,6 +283,16 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     FL(flamia_cuda_set_deterministic(0));
     const int fp8 = strcmp(preset, "bf16") != 0;
     EXPECT(fp8 ? wsb_det > wsb : wsb_det == wsb, "%s: deterministic workspace %zu against %zu", preset, wsb_det, wsb);
+    /* a workspace of one kv head's share: the split in two chunks of one kv head (sm90_launch.h) */
+    struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, D);
+    P.causal = causal;
+    P.max_seqlen = max_len(cu, ndocs);
+    P.deterministic = 1;
+    const struct flamia_sm90_layout L = flamia_sm90_layout_of(&P);
+    EXPECT(L.total_split == wsb_det, "%s: the layout asks for %zu bytes, the API %zu", preset, L.total_split, wsb_det);
+    const size_t wsb_one = fp8 ? L.ds_codes + (L.total_split - L.ds_codes) / Hkv : wsb;
+    EXPECT(!fp8 || flamia_sm90_dq_split_heads(&P, wsb_one) == 1, "%s: %zu bytes do not give chunks of one kv head", preset,
+           wsb_one);
     void *ws = dmalloc(wsb_det), *dq_in = dupload(bq, nq * 2), *dk_in = dupload(bk, nk * 2), *dv_in = dupload(bv, nk * 2);
     void *ddo = dupload(bg, nq * 2), *dO = dmalloc(nq * 2), *gq = dmalloc(nq * 2), *gk = dmalloc(nk * 2),
          *gv = dmalloc(nk * 2);
@@ -289,15 +300,18 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     FL(flamia_cuda_quantize(&rec, &ds, dq_in, dk_in, dv_in, ws, wsb, NULL));
     FL(flamia_cuda_forward(&rec, &ds, ws, wsb, dO, dlse, NULL));
     const size_t bytes = nq * 2 + 2 * nk * 2;
-    uint8_t *res[4];
-    for (int run = 0; run < 4; run++) { /* 0, 1: deterministic (split); 2: default; 3: deterministic, turns */
+    enum { RUNS = 5 };
+    uint8_t *res[RUNS];
+    const size_t run_ws[RUNS] = {wsb_det, wsb_det, wsb, wsb, wsb_one};
+    for (int run = 0; run < RUNS; run++) { /* 0, 1: deterministic (split); 2: default; 3: deterministic, turns;
+                                              4: deterministic, split in chunks of one kv head */
         const int det = run != 2;
         FL(flamia_cuda_set_deterministic(det));
         EXPECT(flamia_cuda_deterministic() == det, "flamia_cuda_deterministic() does not echo the setting");
         CK(cudaMemset(gq, 0xFF, nq * 2));
         CK(cudaMemset(gk, 0xFF, nk * 2));
         CK(cudaMemset(gv, 0xFF, nk * 2));
-        FL(flamia_cuda_backward(&rec, &ds, ws, run < 2 ? wsb_det : wsb, dO, dlse, ddo, gq, gk, gv, NULL));
+        FL(flamia_cuda_backward(&rec, &ds, ws, run_ws[run], dO, dlse, ddo, gq, gk, gv, NULL));
         CK(cudaDeviceSynchronize());
         res[run] = xmalloc(bytes);
         CK(cudaMemcpy(res[run], gq, nq * 2, cudaMemcpyDeviceToHost));
@@ -305,22 +319,23 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
         CK(cudaMemcpy(res[run] + nq * 2 + nk * 2, gv, nk * 2, cudaMemcpyDeviceToHost));
     }
     FL(flamia_cuda_set_deterministic(0));
-    const int same = !memcmp(res[0], res[1], bytes);
+    const int same = !memcmp(res[0], res[1], bytes), same_chunks = !memcmp(res[0], res[4], bytes);
     const bf16_diff dqd = bf16_compare((const uint16_t *)res[0], (const uint16_t *)res[2], nq);
     const bf16_diff dqt = bf16_compare((const uint16_t *)res[3], (const uint16_t *)res[2], nq);
     const int kv_same = !memcmp(res[0] + nq * 2, res[2] + nq * 2, 2 * nk * 2) && !memcmp(res[3] + nq * 2, res[2] + nq * 2, 2 * nk * 2);
     printf("deterministic dQ %-11s T=%d%s%s (%s): two runs %s; vs the default (atomic) dQ: %ld of %zu elements differ, "
-           "rel. L2 %.1e; by turns: rel. L2 %.1e; dK, dV %s\n",
+           "rel. L2 %.1e; by turns: rel. L2 %.1e; dK, dV %s; in chunks of one kv head: %s\n",
            preset, T, causal ? "" : " non-causal", hadamard ? " Hadamard" : "", fp8 ? "split" : "turns",
            same ? "bit-identical" : "DIFFER", dqd.differ, nq,
-           dqd.rel, dqt.rel, kv_same ? "bit-identical" : "DIFFER");
+           dqd.rel, dqt.rel, kv_same ? "bit-identical" : "DIFFER", same_chunks ? "bit-identical" : "DIFFER");
+    EXPECT(same_chunks, "%s: deterministic backward in chunks of one kv head differs from all heads at once", preset);
     EXPECT(same, "%s: deterministic backward: two runs differ", preset);
     EXPECT(dqd.nonfinite == 0 && dqt.nonfinite == 0, "%s: deterministic backward: %ld / %ld dQ elements unwritten or non-finite",
            preset, dqd.nonfinite, dqt.nonfinite);
     EXPECT(dqd.rel <= 1.0 / 256, "%s: deterministic dQ vs default: rel. L2 %.2e > 2^-8", preset, dqd.rel);
     EXPECT(dqt.rel <= 1.0 / 256, "%s: deterministic dQ by turns vs default: rel. L2 %.2e > 2^-8", preset, dqt.rel);
     EXPECT(kv_same, "%s: dK/dV depend on the dQ mode", preset);
-    for (int run = 0; run < 4; run++) free(res[run]);
+    for (int run = 0; run < RUNS; run++) free(res[run]);
     void *frees[] = {ws, dq_in, dk_in, dv_in, ddo, dO, gq, gk, gv, dlse, dcu};
     for (size_t i = 0; i < sizeof frees / sizeof *frees; i++) CK(cudaFree(frees[i]));
     free(scratch), free(bq), free(bk), free(bv), free(bg);

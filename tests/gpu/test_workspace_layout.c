@@ -3,8 +3,10 @@
  * flamia_sm90_layout_of) against the sizes its comment promises, for every kind: each
  * region 256-byte aligned, at least as large as its contents, disjoint from the next, all
  * inside total; the BF16 operand copies present for the bf16 kind only (the FP8 kinds never
- * touch them). Needs no GPU (cpu suite); built with the CUDA kernels because sm90_launch.h
- * includes the CUDA runtime header.
+ * touch them). The deterministic mode's split dQ regions (check_split): after total, inside the
+ * size asked for, their tile bound above any packing the shape allows, and the kv heads a chunk
+ * takes for a given workspace (flamia_sm90_dq_split_heads). Needs no GPU (cpu suite); built with
+ * the CUDA kernels because sm90_launch.h includes the CUDA runtime header.
  */
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +65,61 @@ static void check_shape(const char *label, int T, int ndocs, int Hq, int Hkv, in
     *total = L.total;
 }
 
+/* The split dQ's regions for a packing of `ndocs` documents of `lens` (max_seqlen their longest):
+ * the tiles the kernels address for it (Hq sum_d c(n_d)) inside the bound, the regions after
+ * total and inside the asked-for size, and the chunk size for workspaces around its steps.
+ * Returns the kv heads a chunk takes with the size asked for (0: the turns). */
+static int check_split(const char *label, const int *lens, int ndocs, int Hq, int Hkv, int causal,
+                       enum flamia_sm90_kind kind) {
+    static int32_t cu[4097];
+    cu_from_lens(lens, ndocs, cu);
+    struct flamia_sm90_problem P = gpu_problem_of_kind(kind, cu[ndocs], ndocs, Hq, Hkv, 128);
+    P.causal = causal;
+    P.max_seqlen = max_len(cu, ndocs);
+    P.deterministic = 0;
+    const struct flamia_sm90_layout off = flamia_sm90_layout_of(&P);
+    EXPECT(off.total_split == off.total && flamia_sm90_dq_split_heads(&P, (size_t)1 << 40) == 0,
+           "%s: split regions with the mode off", label);
+    P.deterministic = 1;
+    const struct flamia_sm90_layout L = flamia_sm90_layout_of(&P);
+    EXPECT(L.total == off.total, "%s: the mode moves the other regions (%zu, %zu)", label, L.total, off.total);
+    const int heads = flamia_sm90_dq_split_heads(&P, L.total_split);
+    if (kind == FLAMIA_SM90_BF16 || L.ds_tiles_kv == 0) {
+        EXPECT(L.total_split == L.total && heads == 0, "%s: split regions for kind %d (tiles %lld)", label, (int)kind,
+               L.ds_tiles_kv);
+        return 0;
+    }
+    long long need = 0; /* the tiles one kv head's chunk addresses for this packing */
+    for (int d = 0; d < ndocs; d++) {
+        const long long n = (lens[d] + 127) / 128;
+        need += (long long)(Hq / Hkv) * (causal ? n * (n + 1) / 2 : n * n);
+    }
+    const size_t per = (size_t)L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES;
+    EXPECT(need <= L.ds_tiles_kv, "%s: %lld tiles a kv head, bound %lld", label, need, L.ds_tiles_kv);
+    EXPECT(L.ds_off >= L.total && L.ds_off % 256 == 0 && L.ds_next >= L.ds_off + (size_t)ndocs * 8 &&
+               L.ds_next % 256 == 0 && L.ds_codes >= L.ds_next + (size_t)Hkv * 4 && L.ds_codes % 256 == 0,
+           "%s: split regions out of order (total %zu, off %zu, next %zu, codes %zu)", label, L.total, L.ds_off,
+           L.ds_next, L.ds_codes);
+    EXPECT(per <= FLAMIA_SM90_DQ_SPLIT_MAX_BYTES && heads >= 1 && heads <= Hkv &&
+               (heads == Hkv || (size_t)(heads + 1) * per > FLAMIA_SM90_DQ_SPLIT_MAX_BYTES) &&
+               L.total_split == L.ds_codes + (size_t)heads * per,
+           "%s: asks for %zu bytes, %d kv heads a chunk of %d (%zu bytes a head)", label, L.total_split, heads, Hkv, per);
+    /* a workspace of h heads' share and a little more takes chunks of h; one byte short of a head, h - 1 */
+    for (int h = 1; h <= heads; h++) {
+        const size_t ws = L.ds_codes + (size_t)h * per;
+        EXPECT(flamia_sm90_dq_split_heads(&P, ws) == h && flamia_sm90_dq_split_heads(&P, ws + per - 1) == (h < Hkv ? h : Hkv) &&
+                   flamia_sm90_dq_split_heads(&P, ws - 1) == h - 1,
+               "%s: chunks for a workspace of %d heads' share", label, h);
+        /* the chunk's codes and row factors end inside that workspace */
+        EXPECT(flamia_sm90_dq_split_fac(&L, h) + (size_t)h * (size_t)L.ds_tiles_kv * 2 * 128 * 4 <= ws &&
+                   flamia_sm90_dq_split_fac(&L, h) % 256 == 0,
+               "%s: row factors of %d heads past the workspace", label, h);
+    }
+    EXPECT(flamia_sm90_dq_split_heads(&P, L.total) == 0 && flamia_sm90_dq_split_heads(&P, (size_t)1 << 50) == Hkv,
+           "%s: the workspace of the mode off (turns), or a huge one (every head)", label);
+    return heads;
+}
+
 int main(void) {
     rng_t r = {20261201};
     int shapes = 0;
@@ -76,6 +133,27 @@ int main(void) {
                total[1], total[2]);
         shapes++;
     }
+    enum { SPLIT_DOCS = 4096 };
+    static int lens[SPLIT_DOCS];
+    int split_forms[3] = {0, 0, 0}; /* turns, chunks, every kv head at once */
+    for (int i = 0; i < 300; i++) { /* random packings, split regions */
+        const int n = rng_int(&r, 1, rng_int(&r, 0, 3) ? 40 : SPLIT_DOCS), Hkv = rng_int(&r, 1, 16);
+        for (int d = 0; d < n; d++) lens[d] = rng_int(&r, 0, 4) ? rng_int(&r, 1, 3000) : rng_int(&r, 1, 40000);
+        const enum flamia_sm90_kind kind = rng_int(&r, 0, 3) ? FLAMIA_SM90_MXFP8 : rng_int(&r, 0, 1) ? FLAMIA_SM90_MXFP8_EXACT : FLAMIA_SM90_BF16;
+        const int h = check_split("random packing", lens, n, Hkv * rng_int(&r, 1, 8), Hkv, rng_int(&r, 0, 3) != 0, kind);
+        split_forms[h == 0 ? 0 : h < Hkv ? 1 : 2]++;
+    }
+    /* every form met (the seed is fixed) */
+    EXPECT(split_forms[0] && split_forms[1] && split_forms[2], "split forms met: turns %d, chunks %d, all heads %d",
+           split_forms[0], split_forms[1], split_forms[2]);
+    /* the sizes docs/cuda-api.md gives: 16 x 4096 every head at once; one document of 131,072 tokens a kv
+     * head a chunk; of 262,144 (a head's share over the cap) by turns */
+    for (int d = 0; d < 16; d++) lens[d] = 4096;
+    EXPECT(check_split("16x4096", lens, 16, 16, 16, 1, FLAMIA_SM90_MXFP8) == 16, "16x4096: not every head at once");
+    lens[0] = 131072;
+    EXPECT(check_split("1x131072", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8) == 1, "1x131072: not one kv head a chunk");
+    lens[0] = 262144;
+    EXPECT(check_split("1x262144", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8) == 0, "1x262144: split past the cap");
     size_t fp8 = 0, bf16 = 0; /* 16 x 4096 tokens, 16 + 16 heads, d = 128: the figures docs/cuda-api.md gives */
     check_shape("16x4096", 65536, 16, 16, 16, 128, FLAMIA_SM90_MXFP8, &fp8);
     check_shape("16x4096", 65536, 16, 16, 16, 128, FLAMIA_SM90_BF16, &bf16);
@@ -84,6 +162,8 @@ int main(void) {
         fprintf(stderr, "test_workspace_layout: %d failures\n", failures);
         return 1;
     }
-    printf("test_workspace_layout: ok (%d random shapes x 3 kinds)\n", shapes);
+    printf("test_workspace_layout: ok (%d random shapes x 3 kinds; split dQ over 300 random packings: turns %d, "
+           "chunks of kv heads %d, every head at once %d)\n",
+           shapes, split_forms[0], split_forms[1], split_forms[2]);
     return 0;
 }
