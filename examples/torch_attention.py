@@ -226,8 +226,10 @@ def flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8", lib=None, 
 
 
 def flamia_set_deterministic(on, lib=None):
-    """dQ summed in a fixed order from now on (bit-identical run to run; the backward costs more:
-    paper_tables/table_d_deterministic_cost); process-wide, read when a call is enqueued"""
+    """dQ summed in a fixed order from now on (bit-identical run to run). The FP8 recipes' backward
+    is then faster than the default, for a larger workspace (the split dQ: ~2.3 GB more at 16x4096,
+    16 heads; docs/cuda-api.md, paper_tables/table_d_deterministic_cost); process-wide, read when a
+    call is enqueued and when the workspace is sized"""
     fl, _ = _loaded(lib)
     fl.check(fl.lib.flamia_cuda_set_deterministic(1 if on else 0), "flamia_cuda_set_deterministic")
 

@@ -11,6 +11,8 @@
 #                    compared on the same card and machine start.
 # Usage (device, repo root; carry .whl for the cudnn-fp8 peer):
 #   bash dev/sessions/fifty-seventh.sh suite ratios mxfp8 mxfp8-lsum
+# RATIO_ARGS: more ratios.py arguments (e.g. --deterministic; sixty-fifth session), TAG: a suffix for
+# the output files.
 export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16 PYTHONUNBUFFERED=1
 . dev/device_lib.sh
 dev_setup
@@ -39,11 +41,11 @@ if [[ " $* " == *" ratios "* ]]; then
     --verify-rows 0 --out "$OUT/c_layouts.h5" > "$OUT/c_layouts.log" 2>&1 || echo "latency (layouts) failed"
   for r in "${recipes[@]}"; do
     timeout ${RATIO_TIMEOUT:-170} python3 experiments/latency/ratios.py --recipe $r --layouts "$OUT/c_layouts.h5" \
-      --out "$OUT/ratios_$r.h5" --rounds ${ROUNDS:-3} \
+      --out "$OUT/ratios_$r$TAG.h5" --rounds ${ROUNDS:-3} $RATIO_ARGS \
       --workloads ${WL:-16x4096,4x4096,16x1024,64x1024,8192+32x256,8192+224x256,logu-16k,logu-64k,gqa-16x1024} \
-      > "$OUT/ratios_$r.log" 2>&1 || rc=1
-    echo "ratios $r: ($(dev_elapsed) s)"
-    grep -E "^issue|^\| 16x4096 \| " "$OUT/ratios_$r.log" | cut -c1-230
+      > "$OUT/ratios_$r$TAG.log" 2>&1 || rc=1
+    echo "ratios $r$TAG: ($(dev_elapsed) s)"
+    grep -E "^issue|^\| 16x4096 \| " "$OUT/ratios_$r$TAG.log" | cut -c1-230
   done
 fi
 echo "all: rc=$rc ($(dev_elapsed) s)"

@@ -16,6 +16,8 @@ Our passes (recipe --recipe, default mxfp8), on BF16 packed [T][H][D] inputs:
   fwd+quant  flamia_cuda_quantize + flamia_cuda_forward
   bwd        flamia_cuda_backward alone (its dO pass, transposes, main kernel, dQ conversion)
   train      flamia_cuda_train_step captured once in a CUDA graph (torch.cuda.graph), replayed
+--deterministic: the same with flamia_cuda_set_deterministic(1), as flamia-<recipe>-det (the split
+dQ: faster than the default mode for an O(N^2) workspace, docs/cuda-api.md).
 Peers (peers.py): cudnn-bf16 fwd / fwdbwd (equal-length workloads), flex-bf16 fwd / fwdbwd
 (packed ones), cudnn-fp8 fwd, fwd+quant, bwd, fwdbwd (where cuDNN runs); --systems '' times ours
 alone (an A/B of builds or switches across processes). Before and after the rounds our O, dQ, dK,
@@ -254,6 +256,9 @@ def parse_args():
     ap.add_argument("--systems", default="cudnn-bf16,cudnn-fp8,flex-bf16",
                     help="peers (peers.py's names); empty: ours alone (A/B of our builds or switches across processes)")
     ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--deterministic", action="store_true",
+                    help="ours in the deterministic mode (flamia_cuda_set_deterministic(1) before the workspaces are "
+                         "sized: the split dQ where they hold it), named flamia-<recipe>-det")
     peers.timing_args(ap)
     a = peers.checked_args(ap)
     if a.rounds < 1:
@@ -278,7 +283,8 @@ def main():
         print("ratios.py: %s has no CUDA backend or no sm_90 GPU is visible: nothing to run" % a.lib)
         return 77
     recipe = fl.recipe(a.recipe)
-    ours_name = "flamia-" + a.recipe
+    ours_name = "flamia-" + a.recipe + ("-det" if a.deterministic else "")
+    fl.check(fl.lib.flamia_cuda_set_deterministic(1 if a.deterministic else 0), "flamia_cuda_set_deterministic")
     peers.raise_dynamo_limits(torch)
     layouts, kv = peers.load_layouts(a.layouts) if a.layouts else ({}, {})
     H, D, dev = a.heads, 128, torch.device("cuda")
@@ -404,7 +410,8 @@ def write_h5(a, timings, ratios, torch):
     peers.write_result(a, torch, "ratios", [
         ("timings", "every round's median latency per workload, system and pass", timings, tcols),
         ("ratios", "peer / ours per round, summarized over rounds", ratios, rcols)],
-        attrs=[("recipe", a.recipe), ("heads", a.heads), ("rounds", a.rounds)])
+        attrs=[("recipe", a.recipe), ("heads", a.heads), ("rounds", a.rounds),
+               ("deterministic", int(a.deterministic))])
 
 
 if __name__ == "__main__":

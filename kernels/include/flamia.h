@@ -247,9 +247,11 @@ flamia_status flamia_cuda_check_finite(const void *workspace, size_t workspace_b
  * the backward adds them in key-tile order, so every output is bit-identical run to run.
  * With the mode on, flamia_cuda_workspace_size asks for more workspace for the FP8 recipes
  * (about Hq x 17 KB per causal 128 x 128 tile pair, e.g. 2.3 GB at 16 x 4096 tokens, 16
- * heads; capped, docs/cuda-api.md): given that much, the backward stores its dS codes and
- * sums dQ in a second kernel; given the smaller workspace the key tiles take turns instead
- * (the speed of each: docs/cuda-api.md).
+ * heads; past 16 GB only as many kv heads as fit, docs/cuda-api.md): given that much, the
+ * backward stores its dS codes and sums dQ in a second kernel, in chunks of as many kv heads
+ * as the workspace holds (a smaller one still works, down to one kv head's share, same
+ * result); given the workspace of the mode off the key tiles take turns instead (the speed
+ * of each: docs/cuda-api.md).
  * Process-wide; applies to calls enqueued after it returns, and to workspace sizes asked
  * after it (a captured graph keeps the mode it was captured with). FLAMIA_ERR_UNSUPPORTED
  * without CUDA. */
