@@ -44,7 +44,10 @@ rule table_d_exact_cost:
 # Table D's deterministic-dQ row, from the latency driver's --deterministic runs (their own
 # files: the default and deterministic backward of one measurement, not part of Table A).
 # device=cuda: this run's pair only (the shipped pair comes from another GPU and commit).
-DETERMINISTIC = sorted(glob.glob(config["measured_dir"] + "/*/deterministic*.h5"))
+# one GPU's pair: the first <gpu> folder that has both
+DETERMINISTIC = next(([d + "/deterministic_default.h5", d + "/deterministic_on.h5"]
+                      for d in sorted(glob.glob(config["measured_dir"] + "/*"))
+                      if all(os.path.exists(d + "/deterministic_%s.h5" % m) for m in ("default", "on"))), [])
 if DEVICE == "cuda" and "deterministic_default" in EXPERIMENTS and "deterministic_on" in EXPERIMENTS:
     DETERMINISTIC = [RUNS + "/deterministic_default.h5", RUNS + "/deterministic_on.h5"]
 TABLES += ["paper_tables/table_d_deterministic_cost.%s" % ext for ext in ("md", "tex")]

@@ -644,19 +644,20 @@ def table_d_det(args, cfg, inputs):
         needs_gpu(args, title, "latency --deterministic (data/measured/<gpu>/deterministic*.h5)", "tab:det-cost")
         return
     header = ["workload", "recipe", "bwd default (ms)", "bwd deterministic (ms)", "cost"]
-    caption = ("The backward alone with dQ summed in a fixed order (flamia_cuda_set_deterministic: the key tiles "
-               "that add into a query tile take turns, last tile first, docs/cuda-api.md) against the default "
-               "(the same FP32 TMA reduce-adds in whatever order the CTAs finish); median latency, both from one command "
-               "(experiments/latency --passes bwd, with and without --deterministic). Paper (Table D, B200): "
-               "+5-12%% with MHA, +20-34%% with GQA. Sources: %s" % " | ".join(provs))
+    caption = ("The backward alone with dQ summed in a fixed order (flamia_cuda_set_deterministic; given the larger "
+               "workspace flamia_cuda_workspace_size asks for with the mode on, as experiments/latency --deterministic "
+               "does, the FP8 recipes' main kernel stores its dS codes and a second kernel sums dQ per query tile in "
+               "key-tile order: the split dQ, docs/cuda-api.md) against the default (FP32 TMA reduce-adds in whatever "
+               "order the CTAs finish); median latency, both from one command (experiments/latency --passes bwd, "
+               "with and without --deterministic). A negative cost: the deterministic mode is the faster one, for "
+               "an O(N^2) workspace (2.3 GB more at 16x4096). Paper (Table D, B200): +5-12%% with MHA, +20-34%% "
+               "with GQA. Sources: %s" % " | ".join(provs))
     notes = ["gqa-16x1024 has 4 query heads per kv head; the other workloads are MHA.",
-             "Where the cost goes (the turn waits, each turn's wait for its reduce-add to complete, the "
-             "last-tile-first launch order): docs/perf-notes.md, Backward kernel, twentieth session.",
-             "Since the sixty-fourth session the FP8 recipes' deterministic mode, given the larger workspace "
-             "flamia_cuda_workspace_size asks for with the mode on (as experiments/latency --deterministic "
-             "does), sums dQ in a second kernel instead of taking turns, faster than the default mode: on an "
-             "H100, 16x4096 mxfp8 7.18 ms against 8.41 (turns 12.56), 64x1024 2.74 against 3.27 "
-             "(docs/cuda-api.md). The shipped files above predate it (turns); not yet re-measured on the H200."]
+             "Measured on an H100 in the sixty-fifth session (commit d316dca, the split's first files); the "
+             "H200's files in data/measured/h200 predate the split: there the mode took turns (the key tiles "
+             "adding into a query tile one after another, which a workspace sized with the mode off still "
+             "does), +19.8..+34.3 % (commit 469dffe). Where the turns' cost goes: docs/perf-notes.md, Backward "
+             "kernel, twentieth session; the split's: sixty-fourth and sixty-fifth sessions."]
     write_table(args.md, args.tex, title, caption, header, rows, notes, "tab:det-cost")
 
 
