@@ -29,10 +29,12 @@
  *       bwd_simt (BF16 kind; FP8 kinds with FLAMIA_SM90_BWD=plain): 32x32 blocks in
  *       shared memory, FP32 FMA, the reference's function to FP32 summation order; slow.
  *  4. bwd_dq_out     dq_accum -> BF16 dq.
- *  Deterministic mode with the split regions in the workspace (sm90_launch.h): the main kernel
+ *  The split dQ (the deterministic mode with its workspace; sm90_launch.h): the main kernel
  *  stores its dS codes instead (dQ mode kDqSplit) and backward_dq.cu's dq_split sums dQ per query
  *  tile in a fixed order and writes it in BF16 (no dq_accum, no turns, no bwd_dq_out); both per
  *  chunk of kv heads, as many as the workspace holds (all of them in one with the size asked for).
+ *  The default mode takes the same split where dq_accum's own room holds it in few enough chunks
+ *  (sm90_launch.h flamia_sm90_dq_plan_of), and its dQ is then deterministic too.
  *
  * P is rebuilt exactly as numerics.md 3.3 / 4.2 say: t = fl(s c) (s from the exact
  * FP32 products of the codes times the power-of-two factors), ti = trunc(t),
@@ -116,7 +118,7 @@ static bool use_order(const struct flamia_sm90_problem *P) {
 }
 
 extern "C" int flamia_sm90_bwd_uses_order(const struct flamia_sm90_problem *P) {
-    return P->kind != FLAMIA_SM90_BF16 && !P->deterministic && bwd_variant() != 0 && use_order(P);
+    return P->kind != FLAMIA_SM90_BF16 && !P->deterministic && P->dq_plan.heads == 0 && bwd_variant() != 0 && use_order(P);
 }
 
 /* The backward's launches; dbg_codes != NULL: the debug run (FP8 kinds, always the FP8
@@ -150,8 +152,9 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     pp.qe = (const int8_t *)(ws + L.q_exp);
     pp.c = P->softmax_scale * 1.44269504088896341f;
     float *dq_acc = (float *)(ws + L.dq_accum);
-    /* the deterministic mode's split dQ (backward_dq.cu) where the workspace holds its regions */
-    const bool split = P->dq_split && fp8 && !dbg_codes && bwd_variant() != 0;
+    /* the split dQ (backward_dq.cu) where the call's plan has one (sm90_launch.h flamia_sm90_dq_plan_of) */
+    const flamia_sm90_dq_plan &plan = P->dq_plan;
+    const bool split = plan.heads > 0 && fp8 && !dbg_codes && bwd_variant() != 0;
     int *dq_turn = P->deterministic && !dbg_codes && !split ? (int *)(ws + L.dq_turn) : nullptr;
     pp.dq_acc = P->dq_zero_in_forward || split ? nullptr : dq_acc; /* else the forward zeroed it; split: unused */
     pp.dq_turn = dq_turn;
@@ -175,14 +178,14 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     }
 
     /* the split dQ's chunks: `split_kv` kv heads each (the workspace's share, sm90_launch.h) */
-    const int split_kv = split ? P->dq_split : 0, group = P->heads_q / P->heads_kv;
+    const int split_kv = split ? plan.heads : 0, group = P->heads_q / P->heads_kv;
     const long long split_tiles = (long long)split_kv * L.ds_tiles_kv;
     DqParams dp = {};
     if (split) {
-        dp.ds = ws + L.ds_codes;
-        dp.fac = (const float *)(ws + flamia_sm90_dq_split_fac(&L, split_kv));
-        dp.off = (const long long *)(ws + L.ds_off);
-        dp.next = (int *)(ws + L.ds_next);
+        dp.ds = ws + plan.codes;
+        dp.fac = (const float *)(ws + plan.fac);
+        dp.off = (const long long *)(ws + plan.off);
+        dp.next = (int *)(ws + plan.next);
         dp.dq = dq;
         dp.cu = P->cu_seqlens;
         dp.T = T;
@@ -235,9 +238,9 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.scale = P->softmax_scale;
     mp.hadamard = P->hadamard;
     mp.had_norm = 1.0f / sqrtf((float)kD); /* as flamia_ref_hadamard */
-    mp.ds_codes = ws + L.ds_codes;
-    mp.ds_fac = (float *)(ws + flamia_sm90_dq_split_fac(&L, split_kv));
-    mp.ds_off = (const long long *)(ws + L.ds_off);
+    mp.ds_codes = ws + plan.codes;
+    mp.ds_fac = (float *)(ws + plan.fac);
+    mp.ds_off = (const long long *)(ws + plan.off);
     mp.ds_tiles = split_tiles;
     const bool fp8_main = fp8 && (dbg_codes || bwd_variant() != 0);
     const bool det = dq_turn != nullptr;
@@ -250,12 +253,12 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     }
     const int dq_mode = split ? kDqSplit : det ? kDqTurns : kDqAdds;
     if (split) { /* per chunk of kv heads: the main kernel stores its dS codes, the dQ kernel sums them */
-        for (int c = 0; c < dp.chunks; c++) {
-            mp.hk0 = c * split_kv;
-            mp.nhk = P->heads_kv - mp.hk0 < split_kv ? P->heads_kv - mp.hk0 : split_kv;
+        for (int c = 0; c < dp.chunks; c++) { /* balanced: chunk sizes differ by at most one kv head */
+            mp.hk0 = c * P->heads_kv / dp.chunks;
+            mp.nhk = (c + 1) * P->heads_kv / dp.chunks - mp.hk0;
             dp.h0 = mp.hk0 * group;
             dp.nh = mp.nhk * group;
-            dp.next = (int *)(ws + L.ds_next) + c;
+            dp.next = (int *)(ws + plan.next) + c;
             if ((e = launch_main_fp8(P->kind, dq_mode, mp, ws + L.qt_codes, ws + L.kt_codes, L.t_vpad, nullptr, stream)) !=
                     cudaSuccess ||
                 (e = launch_dq_split(dp, ws + L.kt_codes, stream)) != cudaSuccess)

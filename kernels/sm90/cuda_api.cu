@@ -148,6 +148,11 @@ int qkt_in_quantize() {
     return moved_out_of_backward("FLAMIA_SM90_QKT", &v);
 }
 
+/* the split dQ of a backward with this workspace (sm90_launch.h flamia_sm90_dq_plan_of) */
+static struct flamia_sm90_dq_plan dq_plan(const flamia_sm90_problem *P, size_t workspace_bytes) {
+    return flamia_sm90_dq_plan_of(P, workspace_bytes, flamia_sm90_dq_split_max_chunks(), P->heads_kv);
+}
+
 /* Which kernels a call runs: its recipe and head-dim checks depend on it */
 enum api_call {
     CALL_QUANTIZE, /* quantize alone (and the workspace query): head_dim 64 or 128 */
@@ -306,8 +311,8 @@ flamia_status flamia_cuda_workspace_size(const flamia_recipe *r, const flamia_sh
     flamia_status st = prepare(fn, r, s, CALL_QUANTIZE, &P);
     if (st) return st;
     /* with the deterministic mode on, room for its split dQ too, every kv head at once where that
-     * stays under the cap (sm90_launch.h; a smaller workspace runs the heads in chunks, and one
-     * that holds no kv head's share takes the turns) */
+     * stays under the cap (sm90_launch.h; a smaller workspace runs the heads in chunks, in dq_accum's
+     * room at the least, and one that holds no kv head's share there takes the turns) */
     *bytes = flamia_sm90_layout_of(&P).total_split;
     return FLAMIA_OK;
 }
@@ -347,7 +352,7 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
         (st = check_ptr(fn, "dq", dq, 16)) || (st = check_ptr(fn, "dk", dk, 16)) ||
         (st = check_ptr(fn, "dv", dv, 16)) || (st = check_pending(fn)))
         return st;
-    P.dq_split = flamia_sm90_dq_split_heads(&P, workspace_bytes);
+    P.dq_plan = dq_plan(&P, workspace_bytes);
     return backward_checked(fn, &P, workspace, o, lse, dout, dq, dk, dv, (cudaStream_t)stream);
 }
 
@@ -382,8 +387,8 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
         (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_pending(fn)))
         return st;
     const cudaStream_t cs = (cudaStream_t)stream;
-    P.dq_split = flamia_sm90_dq_split_heads(&P, workspace_bytes);
-    P.dq_zero_in_forward = dq_zero_in_forward() && !P.dq_split; /* the split dQ has no dq_accum */
+    P.dq_plan = dq_plan(&P, workspace_bytes);
+    P.dq_zero_in_forward = dq_zero_in_forward() && !P.dq_plan.heads; /* the split dQ has no dq_accum */
     P.qkt_in_quantize = qkt_in_quantize();
     if ((st = quantize_checked(fn, &P, q, k, v, workspace, cs)) ||
         (st = forward_checked(fn, &P, workspace, o, lse, cs)))
@@ -474,3 +479,21 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
 }
 
 } // extern "C"
+
+/* The most chunks the default mode's split dQ may take (sm90_launch.h): FLAMIA_SM90_DQ_SPLIT_CHUNKS=n
+ * in the environment (read once; 0: no split in either mode, the reduce-adds or the turns), else
+ * FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; tests set it to cover every path in one process */
+static int g_dq_split_max_chunks = -1;
+extern "C" int flamia_sm90_dq_split_max_chunks(void) {
+    int v = __atomic_load_n(&g_dq_split_max_chunks, __ATOMIC_RELAXED);
+    if (v < 0) {
+        const char *e = getenv("FLAMIA_SM90_DQ_SPLIT_CHUNKS");
+        v = e && *e ? atoi(e) : FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS;
+        if (v < 0) v = 0;
+        __atomic_store_n(&g_dq_split_max_chunks, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+extern "C" void flamia_sm90_set_dq_split_max_chunks(int n) {
+    __atomic_store_n(&g_dq_split_max_chunks, n < 0 ? 0 : n, __ATOMIC_RELAXED);
+}

@@ -38,6 +38,13 @@ enum {
     FLAMIA_SM90_BAD_DOUT = 8
 };
 
+/* Where a backward's split dQ goes (flamia_sm90_dq_plan_of): regions ds_off, ds_next, ds_codes and
+ * ds_fac (offsets from the workspace base) and the kv heads a chunk takes; heads 0: no split */
+struct flamia_sm90_dq_plan {
+    int heads;
+    size_t off, next, codes, fac;
+};
+
 /* A validated problem: every field checked by cuda_api.cu before a launch. */
 struct flamia_sm90_problem {
     int total_tokens, num_docs, heads_q, heads_kv, head_dim, causal, max_seqlen;
@@ -53,10 +60,8 @@ struct flamia_sm90_problem {
                                      FLAMIA_SM90_QKT=bwd) */
     int row_sum_p_values;         /* the forward's l adds P's rounded values (recipe row_sum =
                                      FLAMIA_ROWSUM_P_VALUES, numerics.md 3.4) */
-    int dq_split;                 /* deterministic mode with the workspace's split regions: the kv
-                                     heads a chunk takes (flamia_sm90_dq_split_heads; 0: the turns):
-                                     dQ by backward_dq.cu from the dS codes the main kernel stores,
-                                     no dq_accum, no turns */
+    struct flamia_sm90_dq_plan dq_plan; /* the split dQ's regions and chunks (flamia_sm90_dq_plan_of);
+                                     heads 0: dQ by reduce-adds (turns in the deterministic mode) */
 };
 
 /* Workspace layout: regions aligned to 256 bytes, offsets from the workspace base.
@@ -100,19 +105,22 @@ struct flamia_sm90_problem {
  *                                     item), a bit per item and the list of items its second launch
  *                                     recomputes with the split exponential (header and bits zeroed
  *                                     per call; forward.cu)
- * Split deterministic dQ (after every other region, only when p->deterministic, FP8, and one kv
- * head's share stays under FLAMIA_SM90_DQ_SPLIT_MAX_BYTES; backward_dq.cu). The backward runs the
- * kv heads in chunks of as many heads as the caller's workspace holds (flamia_sm90_dq_split_heads),
- * main kernel then dQ kernel per chunk; flamia_cuda_workspace_size asks for every head at once
- * where that stays under the cap, else for the most heads that do:
+ * Split dQ (FP8 kinds; backward_dq.cu): the main kernel stores its dS codes and a second kernel sums
+ * dQ per query tile in key-tile order, in chunks of as many kv heads as the room holds, main kernel
+ * then dQ kernel per chunk (flamia_sm90_dq_plan_of). The room is either past total (the deterministic
+ * mode's workspace size asks for every kv head there while that stays under
+ * FLAMIA_SM90_DQ_SPLIT_MAX_BYTES, else for as many as fit; a kv head's share past the cap leaves the
+ * mode to the turns) or regions dq_accum and dq_turn, which the split leaves unused (the default
+ * mode, where it takes at most FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS chunks; the deterministic mode
+ * with a smaller workspace). In either room, from its start:
  *   ds_off     int64 [num_docs]         each document's first tile in a chunk (a prefix, made per call)
  *   ds_next    int32 [Hkv]              the dQ kernel's next work item, one counter per chunk (zeroed
  *                                     per call)
  *   ds_codes   uint8 [tiles][128][128]  per (document, query head of the chunk, query tile m, key tile n
  *                                     of the causal triangle or the full square) the dQ operand's codes
  *                                     [query][key] as the main kernel had them (the pair fold)
- *   ds_fac     float [tiles][2][128]    their row factors 2^F scale per 64-key pair; starts right after
- *                                     ds_codes' chunk-dependent size (flamia_sm90_dq_split_fac)
+ *   ds_fac     float [tiles][2][128]    their row factors 2^F scale per 64-key pair, right after
+ *                                     ds_codes' chunk-dependent size
  *   tiles = heads x ds_tiles_kv, ds_tiles_kv = group sum_d c(n_d) per kv head, n_d = ceil(len_d /
  *   128), c(n) = n (n + 1) / 2 causal, n^2 not; bounded from the shape by n_d <= ceil(max_seqlen /
  *   128) and sum_d n_d <= tile slots.
@@ -129,8 +137,8 @@ struct flamia_sm90_layout {
     size_t q_bf16, k_bf16, v_bf16, row_frame;
     size_t qt_codes, kt_codes, do_codes, do_exp, do_bf16, delta, dq_accum, dq_turn, bwd_rows;
     size_t fwd_work, bwd_order, total;
-    size_t ds_off, ds_next, ds_codes, total_split; /* total_split == total: no split regions */
-    long long ds_tiles_kv;                         /* the split regions' tiles per kv head (0: none) */
+    size_t total_split;     /* the deterministic mode's size (== total: no room for the split asked) */
+    long long ds_tiles_kv;  /* the split dQ's tiles per kv head (0: the BF16 kind, no split) */
     int t_pad, t_vpad;
 };
 
@@ -244,34 +252,62 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     FLAMIA_REGION(fwd_work, (FLAMIA_SM90_FWD_HEADER + (items + 31) / 32 + items) * 4)
     FLAMIA_REGION(bwd_order, Hk * (size_t)flamia_sm90_tile_slots(p->total_tokens, p->num_docs) * 4)
     L.total = off;
-    { /* the split deterministic dQ's regions, after everything else */
+    { /* the split dQ: its tiles a kv head; the deterministic mode's room past total */
         const long long nmax = (p->max_seqlen + 127) / 128, nsum = flamia_sm90_tile_slots(p->total_tokens, p->num_docs);
-        L.ds_tiles_kv = (long long)(Hq / Hk) * (p->causal ? (nmax + 1) * nsum / 2 : nmax * nsum);
+        L.ds_tiles_kv = p->kind == FLAMIA_SM90_BF16 ? 0 : (long long)(Hq / Hk) * (p->causal ? (nmax + 1) * nsum / 2 : nmax * nsum);
         const size_t per_kv = (size_t)L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES;
-        const int on = p->deterministic && p->kind != FLAMIA_SM90_BF16 && per_kv <= FLAMIA_SM90_DQ_SPLIT_MAX_BYTES;
-        if (!on) L.ds_tiles_kv = 0;
-        FLAMIA_REGION(ds_off, on ? (size_t)p->num_docs * 8 : 0)
-        FLAMIA_REGION(ds_next, on ? Hk * 4 : 0)
-        L.ds_codes = off;
+        const int on = p->deterministic && L.ds_tiles_kv > 0 && per_kv <= FLAMIA_SM90_DQ_SPLIT_MAX_BYTES;
         const size_t heads = on ? (FLAMIA_SM90_DQ_SPLIT_MAX_BYTES / per_kv < Hk ? FLAMIA_SM90_DQ_SPLIT_MAX_BYTES / per_kv : Hk) : 0;
-        L.total_split = on ? off + heads * per_kv : L.total;
+        L.total_split = on ? flamia_sm90_align(flamia_sm90_align(off + (size_t)p->num_docs * 8) + Hk * 4) + heads * per_kv : off;
     }
 #undef FLAMIA_REGION
     return L;
 }
 
-/* The kv heads a chunk of the split deterministic dQ takes with this workspace size: as many as
- * the workspace holds past the fixed regions, at most all of them; 0 (the turns) where the layout
- * has no split regions (mode off, BF16, a kv head over the cap) or the workspace holds no head. */
-static inline int flamia_sm90_dq_split_heads(const struct flamia_sm90_problem *p, size_t workspace_bytes) {
-    const struct flamia_sm90_layout L = flamia_sm90_layout_of(p);
-    if (L.total_split == L.total || workspace_bytes < L.ds_codes) return 0;
-    const size_t heads = (workspace_bytes - L.ds_codes) / ((size_t)L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES);
-    return heads < (size_t)p->heads_kv ? (int)heads : p->heads_kv;
+/* The split dQ's regions from `base`, `bytes` long: the kv heads a chunk takes there (as many as
+ * fit, at most max_heads and Hkv; 0: not one) */
+static inline struct flamia_sm90_dq_plan flamia_sm90_dq_plan_at(const struct flamia_sm90_problem *p,
+                                                                const struct flamia_sm90_layout *L, size_t base,
+                                                                size_t bytes, int max_heads) {
+    struct flamia_sm90_dq_plan pl = {0, 0, 0, 0, 0};
+    if (L->ds_tiles_kv <= 0) return pl;
+    pl.off = base;
+    pl.next = flamia_sm90_align(base + (size_t)p->num_docs * 8);
+    pl.codes = flamia_sm90_align(pl.next + (size_t)p->heads_kv * 4);
+    if (base + bytes < pl.codes) return pl;
+    size_t heads = (base + bytes - pl.codes) / ((size_t)L->ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES);
+    if (heads > (size_t)p->heads_kv) heads = (size_t)p->heads_kv;
+    if (heads > (size_t)(max_heads > 0 ? max_heads : 0)) heads = (size_t)(max_heads > 0 ? max_heads : 0);
+    pl.heads = (int)heads;
+    pl.fac = pl.codes + heads * (size_t)L->ds_tiles_kv * 128 * 128;
+    return pl;
 }
-/* region ds_fac's offset for chunks of `heads` kv heads (after their ds_codes) */
-static inline size_t flamia_sm90_dq_split_fac(const struct flamia_sm90_layout *L, int heads) {
-    return L->ds_codes + (size_t)heads * (size_t)L->ds_tiles_kv * 128 * 128;
+
+/* The default mode takes the split in dq_accum's room when it needs at most this many chunks (else
+ * the reduce-adds); FLAMIA_SM90_DQ_SPLIT_CHUNKS in the environment overrides it (cuda_api.cu) */
+#define FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS 6
+
+static inline int flamia_sm90_dq_chunks(const struct flamia_sm90_problem *p, int heads) {
+    return heads > 0 ? (p->heads_kv + heads - 1) / heads : 0;
+}
+
+/* A call's split dQ with this workspace size: in the room past total (what the deterministic mode's
+ * workspace size adds) or in regions dq_accum and dq_turn (unused by the split), whichever holds more
+ * kv heads a chunk (at most max_heads). The deterministic mode takes it whenever a kv head fits
+ * (else the turns); the default mode when it needs at most max_chunks chunks (else the reduce-adds);
+ * max_chunks 0: neither (a debugging switch, FLAMIA_SM90_DQ_SPLIT_CHUNKS=0). */
+static inline struct flamia_sm90_dq_plan flamia_sm90_dq_plan_of(const struct flamia_sm90_problem *p,
+                                                                size_t workspace_bytes, int max_chunks,
+                                                                int max_heads) {
+    const struct flamia_sm90_layout L = flamia_sm90_layout_of(p);
+    const struct flamia_sm90_dq_plan none = {0, 0, 0, 0, 0};
+    if (max_chunks <= 0) return none;
+    const struct flamia_sm90_dq_plan past =
+        workspace_bytes > L.total ? flamia_sm90_dq_plan_at(p, &L, L.total, workspace_bytes - L.total, max_heads) : none;
+    const struct flamia_sm90_dq_plan accum = flamia_sm90_dq_plan_at(p, &L, L.dq_accum, L.bwd_rows - L.dq_accum, max_heads);
+    const struct flamia_sm90_dq_plan pl = past.heads > accum.heads ? past : accum;
+    if (!p->deterministic && flamia_sm90_dq_chunks(p, pl.heads) > max_chunks) return none;
+    return pl;
 }
 
 /* Kernels (return the launch's cudaError_t; never synchronize). */
@@ -293,6 +329,18 @@ extern "C" /* C linkage: tests/gpu/test_gpu_backward.c asks it which cases to ch
 #endif
     int
     flamia_sm90_bwd_uses_order(const struct flamia_sm90_problem *p);
+
+/* The most chunks the default mode's split dQ may take (FLAMIA_SM90_DQ_SPLIT_CHUNKS, else
+ * FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; cuda_api.cu), and a setter for tests (0: no split in either
+ * mode) */
+#ifdef __cplusplus
+extern "C" {
+#endif
+int flamia_sm90_dq_split_max_chunks(void);
+void flamia_sm90_set_dq_split_max_chunks(int n);
+#ifdef __cplusplus
+}
+#endif
 
 /* Debug (flamia_cuda_debug_p_codes): separate instantiations of the forward and the FP8
  * backward main kernel that store, for every evaluated pair (query i, key j) of query head

@@ -1,7 +1,8 @@
 /*
  * bwd_order_rule.h - the FP8 backward's launch-order rule as docs/cuda-api.md states it, written
  * out independently of the library's constant (backward.cu use_order): the CTAs launch longest
- * first for FP8 GQA (heads_q > heads_kv) in the default dQ mode when the longest document has
+ * first for FP8 GQA (heads_q > heads_kv) in the default dQ mode, when its dQ takes the reduce-adds
+ * (not the split: sm90_launch.h flamia_sm90_dq_plan_of), and the longest document has
  * at most as many tokens as the table below gives for the group (queries per kv head): groups of
  * 4 measured in the forty-ninth session (-12.2 % at gqa-5x3072, 0 at 3584, +4.8 % at
  * 4096); groups of 8 up to 4096 and groups of 2 never (fifty-third session,
@@ -25,7 +26,7 @@ static inline int bwd_order_documented_max_seqlen(int group) {
 }
 
 static inline int bwd_order_expected(const struct flamia_sm90_problem *P) {
-    return P->kind != FLAMIA_SM90_BF16 && !P->deterministic &&
+    return P->kind != FLAMIA_SM90_BF16 && !P->deterministic && P->dq_plan.heads == 0 &&
            P->max_seqlen <= bwd_order_documented_max_seqlen(P->heads_q / P->heads_kv);
 }
 

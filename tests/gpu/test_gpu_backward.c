@@ -93,6 +93,19 @@ static int g_zero_v_starts;
  * those rows, and through P every dK and dV of the document). */
 static int g_zero_ends;
 
+/* The dQ path a default-mode backward with this workspace takes (sm90_launch.h flamia_sm90_dq_plan_of):
+ * the split in k chunks, or the reduce-adds */
+static const char *dq_path_name(const char *preset, int T, int ndocs, int Hq, int Hkv, int causal, int max_seqlen,
+                                size_t wsb) {
+    static char buf[64];
+    struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, 128);
+    P.causal = causal, P.max_seqlen = max_seqlen;
+    const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(&P, wsb, flamia_sm90_dq_split_max_chunks(), Hkv);
+    if (pl.heads) snprintf(buf, sizeof buf, "split, %d chunk(s)", flamia_sm90_dq_chunks(&P, pl.heads));
+    else snprintf(buf, sizeof buf, "%s", strcmp(preset, "bf16") ? "reduce-adds" : "FP32 atomics");
+    return buf;
+}
+
 /* The FP8 main kernel's launch order (GQA in the default dQ mode; backward.cu use_order,
  * backward_prep.cu bwd_order): the table the backward left in the workspace against a host
  * sort of the same items, the CTAs meeting the most query tiles first (causal: n - t of a
@@ -206,15 +219,18 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     const cmp_t cq = compare(hq, rq, q64, nq), ck = compare(hk, rk, k64, nk), cv = compare(hv, rv, v64, nk);
     printf("%-28s %-11s had=%d causal=%d T=%5d docs=%3d Hq=%d Hkv=%d | relL2 (max) vs ref: dQ %.2e (%.2e) dK %.2e (%.2e) "
            "dV %.2e (%.2e) | ref vs f64: %.2e %.2e %.2e | gpu vs f64: %.2e %.2e %.2e | cos vs f64 gpu (ref): "
-           "dQ %.5f (%.5f) dK %.5f (%.5f) dV %.5f (%.5f) | worst row %.2f %.2f %.2f | unwritten %ld\n",
+           "dQ %.5f (%.5f) dK %.5f (%.5f) dV %.5f (%.5f) | worst row %.2f %.2f %.2f | unwritten %ld | dQ %s\n",
            label, preset, hadamard, causal, T, ndocs, Hq, Hkv, cq.rel, cq.maxrel, ck.rel, ck.maxrel, cv.rel, cv.maxrel,
            cq.rel64, ck.rel64, cv.rel64, cq.gpu64, ck.gpu64, cv.gpu64, cq.cos_gpu, cq.cos_ref, ck.cos_gpu,
-           ck.cos_ref, cv.cos_gpu, cv.cos_ref, cq.rowrel, ck.rowrel, cv.rowrel, cq.nonfinite + ck.nonfinite + cv.nonfinite);
+           ck.cos_ref, cv.cos_gpu, cv.cos_ref, cq.rowrel, ck.rowrel, cv.rowrel, cq.nonfinite + ck.nonfinite + cv.nonfinite,
+           dq_path_name(preset, T, ndocs, Hq, Hkv, causal, max_len(cu, ndocs), wsb));
     const int fp8 = strcmp(preset, "bf16") != 0;
     /* the launch order, where this call used one (the library's own decision), against
      * docs/cuda-api.md's rule (bwd_order_rule.h) unless the environment overrides it */
     struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, D);
     P.causal = causal, P.max_seqlen = hs.max_seqlen;
+    /* the dQ path this call took (sm90_launch.h flamia_sm90_dq_plan_of, as cuda_api.cu decides it) */
+    P.dq_plan = flamia_sm90_dq_plan_of(&P, wsb, flamia_sm90_dq_split_max_chunks(), Hkv);
     const int ordered = flamia_sm90_bwd_uses_order(&P);
     if (!bwd_order_rule_overridden())
         EXPECT(ordered == bwd_order_expected(&P), "%s %s: launch order %s, against the rule",
@@ -290,9 +306,10 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     P.deterministic = 1;
     const struct flamia_sm90_layout L = flamia_sm90_layout_of(&P);
     EXPECT(L.total_split == wsb_det, "%s: the layout asks for %zu bytes, the API %zu", preset, L.total_split, wsb_det);
-    const size_t wsb_one = fp8 ? L.ds_codes + (L.total_split - L.ds_codes) / Hkv : wsb;
-    EXPECT(!fp8 || flamia_sm90_dq_split_heads(&P, wsb_one) == 1, "%s: %zu bytes do not give chunks of one kv head", preset,
-           wsb_one);
+    const struct flamia_sm90_dq_plan all = flamia_sm90_dq_plan_of(&P, wsb_det, Hkv, Hkv);
+    const size_t wsb_one = fp8 ? all.codes + (L.total_split - all.codes) / Hkv : wsb;
+    EXPECT(!fp8 || (all.heads == Hkv && all.off == L.total && flamia_sm90_dq_plan_of(&P, wsb_one, Hkv, Hkv).heads == 1),
+           "%s: %zu bytes do not give chunks of one kv head", preset, wsb_one);
     void *ws = dmalloc(wsb_det), *dq_in = dupload(bq, nq * 2), *dk_in = dupload(bk, nk * 2), *dv_in = dupload(bv, nk * 2);
     void *ddo = dupload(bg, nq * 2), *dO = dmalloc(nq * 2), *gq = dmalloc(nq * 2), *gk = dmalloc(nk * 2),
          *gv = dmalloc(nk * 2);
@@ -300,14 +317,22 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     FL(flamia_cuda_quantize(&rec, &ds, dq_in, dk_in, dv_in, ws, wsb, NULL));
     FL(flamia_cuda_forward(&rec, &ds, ws, wsb, dO, dlse, NULL));
     const size_t bytes = nq * 2 + 2 * nk * 2;
-    enum { RUNS = 5 };
+    /* the split in the default mode's workspace (dq_accum's room), where the default limit takes it */
+    P.deterministic = 0;
+    const struct flamia_sm90_dq_plan in_accum = flamia_sm90_dq_plan_of(&P, wsb, flamia_sm90_dq_split_max_chunks(), Hkv);
+    const int limit = flamia_sm90_dq_split_max_chunks();
+    enum { RUNS = 6 };
     uint8_t *res[RUNS];
-    const size_t run_ws[RUNS] = {wsb_det, wsb_det, wsb, wsb, wsb_one};
-    for (int run = 0; run < RUNS; run++) { /* 0, 1: deterministic (split); 2: default; 3: deterministic, turns;
-                                              4: deterministic, split in chunks of one kv head */
-        const int det = run != 2;
+    /* 0, 1: deterministic, split past total (every kv head at once); 2: default, reduce-adds (split off);
+     * 3: deterministic, turns (split off); 4: deterministic, split in chunks of one kv head; 5: default with
+     * the default limit (the split in dq_accum's room where it fits in few enough chunks, else run 2's path) */
+    const size_t run_ws[RUNS] = {wsb_det, wsb_det, wsb, wsb, wsb_one, wsb};
+    const int run_det[RUNS] = {1, 1, 0, 1, 1, 0}, run_split_off[RUNS] = {0, 0, 1, 1, 0, 0};
+    for (int run = 0; run < RUNS; run++) {
+        const int det = run_det[run];
         FL(flamia_cuda_set_deterministic(det));
         EXPECT(flamia_cuda_deterministic() == det, "flamia_cuda_deterministic() does not echo the setting");
+        flamia_sm90_set_dq_split_max_chunks(run_split_off[run] ? 0 : limit);
         CK(cudaMemset(gq, 0xFF, nq * 2));
         CK(cudaMemset(gk, 0xFF, nk * 2));
         CK(cudaMemset(gv, 0xFF, nk * 2));
@@ -318,22 +343,33 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
         CK(cudaMemcpy(res[run] + nq * 2, gk, nk * 2, cudaMemcpyDeviceToHost));
         CK(cudaMemcpy(res[run] + nq * 2 + nk * 2, gv, nk * 2, cudaMemcpyDeviceToHost));
     }
+    flamia_sm90_set_dq_split_max_chunks(limit);
     FL(flamia_cuda_set_deterministic(0));
     const int same = !memcmp(res[0], res[1], bytes), same_chunks = !memcmp(res[0], res[4], bytes);
     const bf16_diff dqd = bf16_compare((const uint16_t *)res[0], (const uint16_t *)res[2], nq);
     const bf16_diff dqt = bf16_compare((const uint16_t *)res[3], (const uint16_t *)res[2], nq);
-    const int kv_same = !memcmp(res[0] + nq * 2, res[2] + nq * 2, 2 * nk * 2) && !memcmp(res[3] + nq * 2, res[2] + nq * 2, 2 * nk * 2);
+    const bf16_diff dqa = bf16_compare((const uint16_t *)res[5], (const uint16_t *)res[2], nq);
+    int kv_same = 1;
+    for (int run = 1; run < RUNS; run++) kv_same &= !memcmp(res[run] + nq * 2, res[0] + nq * 2, 2 * nk * 2);
+    /* the default mode's split (run 5), where planned, sums as the deterministic one does */
+    const int accum_same = !memcmp(res[5], res[0], nq * 2);
     printf("deterministic dQ %-11s T=%d%s%s (%s): two runs %s; vs the default (atomic) dQ: %ld of %zu elements differ, "
-           "rel. L2 %.1e; by turns: rel. L2 %.1e; dK, dV %s; in chunks of one kv head: %s\n",
+           "rel. L2 %.1e; by turns: rel. L2 %.1e; dK, dV %s; in chunks of one kv head: %s; default mode %s: %s\n",
            preset, T, causal ? "" : " non-causal", hadamard ? " Hadamard" : "", fp8 ? "split" : "turns",
-           same ? "bit-identical" : "DIFFER", dqd.differ, nq,
-           dqd.rel, dqt.rel, kv_same ? "bit-identical" : "DIFFER", same_chunks ? "bit-identical" : "DIFFER");
+           same ? "bit-identical" : "DIFFER", dqd.differ, nq, dqd.rel, dqt.rel, kv_same ? "bit-identical" : "DIFFER",
+           same_chunks ? "bit-identical" : "DIFFER",
+           in_accum.heads ? "split in dq_accum's room" : "reduce-adds",
+           in_accum.heads ? (accum_same ? "bit-identical to the deterministic split" : "DIFFERS from the deterministic split")
+                          : "as run 2");
     EXPECT(same_chunks, "%s: deterministic backward in chunks of one kv head differs from all heads at once", preset);
     EXPECT(same, "%s: deterministic backward: two runs differ", preset);
-    EXPECT(dqd.nonfinite == 0 && dqt.nonfinite == 0, "%s: deterministic backward: %ld / %ld dQ elements unwritten or non-finite",
-           preset, dqd.nonfinite, dqt.nonfinite);
+    EXPECT(dqd.nonfinite == 0 && dqt.nonfinite == 0 && dqa.nonfinite == 0,
+           "%s: deterministic backward: %ld / %ld / %ld dQ elements unwritten or non-finite", preset, dqd.nonfinite,
+           dqt.nonfinite, dqa.nonfinite);
     EXPECT(dqd.rel <= 1.0 / 256, "%s: deterministic dQ vs default: rel. L2 %.2e > 2^-8", preset, dqd.rel);
     EXPECT(dqt.rel <= 1.0 / 256, "%s: deterministic dQ by turns vs default: rel. L2 %.2e > 2^-8", preset, dqt.rel);
+    EXPECT(in_accum.heads ? accum_same : dqa.rel <= 1.0 / 256, "%s: the default mode's dQ (%s)", preset,
+           in_accum.heads ? "split in dq_accum's room, against the deterministic split" : "reduce-adds, rel. L2");
     EXPECT(kv_same, "%s: dK/dV depend on the dQ mode", preset);
     for (int run = 0; run < RUNS; run++) free(res[run]);
     void *frees[] = {ws, dq_in, dk_in, dv_in, ddo, dO, gq, gk, gv, dlse, dcu};
@@ -390,14 +426,36 @@ int main(void) {
     cu_from_lens(lens, n, cu);
     run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, &r);
     run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, &r);
-    /* around the launch order's thresholds (bwd_order_rule.h): groups of 4 past 3072 tokens and
-     * groups of 2 (never ordered) run in the grid's own order, groups of 8 at 3100 tokens longest first */
+    /* The default mode's reduce-adds (where the split would take too many chunks), forced: the split
+     * off (flamia_sm90_set_dq_split_max_chunks(0)) on the main layouts, and around the launch order's
+     * thresholds (bwd_order_rule.h; the order serves the reduce-adds only): groups of 4 past 3072
+     * tokens and groups of 2 (never ordered) run in the grid's own order, groups of 8 at 3100 tokens
+     * longest first. */
+    const int limit = flamia_sm90_dq_split_max_chunks();
+    flamia_sm90_set_dq_split_max_chunks(0);
+    for (int pi = 0; pi < 2; pi++) {
+        n = random_lens(&r, 1400, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        run_case("random packed, MHA, adds", presets[pi], 0, 1, cu, n, 4, 4, &r);
+        n = random_lens(&r, 900, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        run_case("random packed, GQA 8/2, adds", presets[pi], 0, 1, cu, n, 8, 2, &r);
+        n = random_lens(&r, 700, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        run_case("random packed, non-causal, adds", presets[pi], 0, 0, cu, n, 2, 1, &r);
+    }
+    n = random_lens(&r, 1000, lens, CAP);
+    cu_from_lens(lens, n, cu);
+    run_case("random packed, Hadamard, adds", "mxfp8", 1, 1, cu, n, 4, 2, &r);
     const int long_gqa[] = {3100, 1, 300}, mid_gqa[] = {1500, 1, 300};
-    cu_from_lens(long_gqa, 3, cu);
-    run_case("3100 + 1 + 300, GQA 4/2", "mxfp8", 0, 1, cu, 3, 4, 2, &r);
-    run_case("3100 + 1 + 300, GQA 8/1", "mxfp8", 0, 1, cu, 3, 8, 1, &r);
-    cu_from_lens(mid_gqa, 3, cu);
-    run_case("1500 + 1 + 300, GQA 2/1", "mxfp8-exact", 0, 1, cu, 3, 2, 1, &r);
+    for (int pass = 0; pass < 2; pass++) { /* the reduce-adds (launch order), then the default limit */
+        flamia_sm90_set_dq_split_max_chunks(pass ? limit : 0);
+        cu_from_lens(long_gqa, 3, cu);
+        run_case("3100 + 1 + 300, GQA 4/2", "mxfp8", 0, 1, cu, 3, 4, 2, &r);
+        run_case("3100 + 1 + 300, GQA 8/1", "mxfp8", 0, 1, cu, 3, 8, 1, &r);
+        cu_from_lens(mid_gqa, 3, cu);
+        run_case("1500 + 1 + 300, GQA 2/1", "mxfp8-exact", 0, 1, cu, 3, 2, 1, &r);
+    }
     const int det_lens[] = {1000, 37, 600, 1, 777}, det_long[] = {20000, 1, 300};
     for (int pi = 0; pi < 3; pi++) {
         deterministic_case(presets[pi], det_lens, 5, 1, 0, &r);

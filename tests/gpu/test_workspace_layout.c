@@ -66,9 +66,11 @@ static void check_shape(const char *label, int T, int ndocs, int Hq, int Hkv, in
 }
 
 /* The split dQ's regions for a packing of `ndocs` documents of `lens` (max_seqlen their longest):
- * the tiles the kernels address for it (Hq sum_d c(n_d)) inside the bound, the regions after
- * total and inside the asked-for size, and the chunk size for workspaces around its steps.
- * Returns the kv heads a chunk takes with the size asked for (0: the turns). */
+ * the tiles the kernels address for it (group sum_d c(n_d) a kv head) inside the bound; the
+ * deterministic mode's size asked past total; the plan (flamia_sm90_dq_plan_of) for workspaces around
+ * its steps: its regions in order, inside the room it took (past total, or dq_accum and dq_turn),
+ * the default mode's chunk limit. Returns the kv heads a chunk takes with the size the deterministic
+ * mode asks for (0: the turns). */
 static int check_split(const char *label, const int *lens, int ndocs, int Hq, int Hkv, int causal,
                        enum flamia_sm90_kind kind) {
     static int32_t cu[4097];
@@ -78,15 +80,13 @@ static int check_split(const char *label, const int *lens, int ndocs, int Hq, in
     P.max_seqlen = max_len(cu, ndocs);
     P.deterministic = 0;
     const struct flamia_sm90_layout off = flamia_sm90_layout_of(&P);
-    EXPECT(off.total_split == off.total && flamia_sm90_dq_split_heads(&P, (size_t)1 << 40) == 0,
-           "%s: split regions with the mode off", label);
+    EXPECT(off.total_split == off.total, "%s: the mode off asks for more workspace", label);
     P.deterministic = 1;
     const struct flamia_sm90_layout L = flamia_sm90_layout_of(&P);
     EXPECT(L.total == off.total, "%s: the mode moves the other regions (%zu, %zu)", label, L.total, off.total);
-    const int heads = flamia_sm90_dq_split_heads(&P, L.total_split);
-    if (kind == FLAMIA_SM90_BF16 || L.ds_tiles_kv == 0) {
-        EXPECT(L.total_split == L.total && heads == 0, "%s: split regions for kind %d (tiles %lld)", label, (int)kind,
-               L.ds_tiles_kv);
+    if (kind == FLAMIA_SM90_BF16) {
+        EXPECT(L.ds_tiles_kv == 0 && L.total_split == L.total && flamia_sm90_dq_plan_of(&P, (size_t)1 << 50, 8, Hkv).heads == 0,
+               "%s: a split for the bf16 kind", label);
         return 0;
     }
     long long need = 0; /* the tiles one kv head's chunk addresses for this packing */
@@ -96,27 +96,50 @@ static int check_split(const char *label, const int *lens, int ndocs, int Hq, in
     }
     const size_t per = (size_t)L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES;
     EXPECT(need <= L.ds_tiles_kv, "%s: %lld tiles a kv head, bound %lld", label, need, L.ds_tiles_kv);
-    EXPECT(L.ds_off >= L.total && L.ds_off % 256 == 0 && L.ds_next >= L.ds_off + (size_t)ndocs * 8 &&
-               L.ds_next % 256 == 0 && L.ds_codes >= L.ds_next + (size_t)Hkv * 4 && L.ds_codes % 256 == 0,
-           "%s: split regions out of order (total %zu, off %zu, next %zu, codes %zu)", label, L.total, L.ds_off,
-           L.ds_next, L.ds_codes);
-    EXPECT(per <= FLAMIA_SM90_DQ_SPLIT_MAX_BYTES && heads >= 1 && heads <= Hkv &&
-               (heads == Hkv || (size_t)(heads + 1) * per > FLAMIA_SM90_DQ_SPLIT_MAX_BYTES) &&
-               L.total_split == L.ds_codes + (size_t)heads * per,
-           "%s: asks for %zu bytes, %d kv heads a chunk of %d (%zu bytes a head)", label, L.total_split, heads, Hkv, per);
-    /* a workspace of h heads' share and a little more takes chunks of h; one byte short of a head, h - 1 */
-    for (int h = 1; h <= heads; h++) {
-        const size_t ws = L.ds_codes + (size_t)h * per;
-        EXPECT(flamia_sm90_dq_split_heads(&P, ws) == h && flamia_sm90_dq_split_heads(&P, ws + per - 1) == (h < Hkv ? h : Hkv) &&
-                   flamia_sm90_dq_split_heads(&P, ws - 1) == h - 1,
-               "%s: chunks for a workspace of %d heads' share", label, h);
-        /* the chunk's codes and row factors end inside that workspace */
-        EXPECT(flamia_sm90_dq_split_fac(&L, h) + (size_t)h * (size_t)L.ds_tiles_kv * 2 * 128 * 4 <= ws &&
-                   flamia_sm90_dq_split_fac(&L, h) % 256 == 0,
-               "%s: row factors of %d heads past the workspace", label, h);
+    /* the deterministic mode's size: every kv head past total under the cap, else the most that fit */
+    const struct flamia_sm90_dq_plan asked = flamia_sm90_dq_plan_of(&P, L.total_split, Hkv, Hkv);
+    const int heads = per <= FLAMIA_SM90_DQ_SPLIT_MAX_BYTES ? asked.heads : 0;
+    if (per > FLAMIA_SM90_DQ_SPLIT_MAX_BYTES)
+        EXPECT(L.total_split == L.total, "%s: asks past the cap (%zu bytes a kv head)", label, per);
+    else
+        EXPECT(heads >= 1 && (heads == Hkv || (size_t)(heads + 1) * per > FLAMIA_SM90_DQ_SPLIT_MAX_BYTES) &&
+                   L.total_split - L.total <= (size_t)heads * per + 2 * 256 + (size_t)ndocs * 8 + (size_t)Hkv * 4,
+               "%s: asks for %zu bytes past total, %d kv heads a chunk of %d (%zu bytes a head)", label,
+               L.total_split - L.total, heads, Hkv, per);
+    /* plans for workspaces of h heads' share past total, and the mode-off size (dq_accum's room) */
+    const size_t codes_past = flamia_sm90_align(flamia_sm90_align(L.total + (size_t)ndocs * 8) + (size_t)Hkv * 4);
+    const size_t room_accum = off.bwd_rows - off.dq_accum;
+    for (int h = 0; h <= (Hkv < 4 ? Hkv : 4); h++) {
+        const size_t ws = codes_past + (size_t)h * per;
+        for (int det = 0; det < 2; det++) {
+            P.deterministic = det;
+            for (int lim = 0; lim <= Hkv; lim += Hkv > 1 ? Hkv - 1 : 1) {
+                const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(&P, ws, lim, Hkv);
+                const int chunks = flamia_sm90_dq_chunks(&P, pl.heads);
+                if (!pl.heads) {
+                    /* none only where neither room holds a head, the limit is 0, or the default mode's limit binds */
+                    const struct flamia_sm90_dq_plan any = flamia_sm90_dq_plan_of(&P, ws, Hkv, Hkv);
+                    EXPECT(lim == 0 || (!det && any.heads && flamia_sm90_dq_chunks(&P, any.heads) > lim) ||
+                               (h == 0 && room_accum < per + 1024 + (size_t)ndocs * 8 + (size_t)Hkv * 4) ||
+                               (h == 0 && any.heads == 0),
+                           "%s: no split (det %d, limit %d, %d heads' share past total)", label, det, lim, h);
+                    continue;
+                }
+                EXPECT(lim > 0 && (det || chunks <= lim), "%s: split in %d chunks past the limit %d", label, chunks, lim);
+                const int in_accum = pl.off == off.dq_accum;
+                const size_t end = in_accum ? off.bwd_rows : ws;
+                EXPECT((in_accum || pl.off == L.total) && pl.off % 256 == 0 && pl.next >= pl.off + (size_t)ndocs * 8 &&
+                           pl.next % 256 == 0 && pl.codes >= pl.next + (size_t)Hkv * 4 && pl.codes % 256 == 0 &&
+                           pl.fac == pl.codes + (size_t)pl.heads * L.ds_tiles_kv * 128 * 128 &&
+                           pl.fac + (size_t)pl.heads * L.ds_tiles_kv * 2 * 128 * 4 <= end,
+                       "%s: plan regions out of their room (off %zu next %zu codes %zu fac %zu, end %zu)", label, pl.off,
+                       pl.next, pl.codes, pl.fac, end);
+                /* the room with more heads, and every head it holds */
+                EXPECT(pl.heads == (in_accum ? (h > pl.heads ? -1 : pl.heads) : (h < Hkv ? h : Hkv)),
+                       "%s: %d heads a chunk with %d heads' share past total", label, pl.heads, h);
+            }
+        }
     }
-    EXPECT(flamia_sm90_dq_split_heads(&P, L.total) == 0 && flamia_sm90_dq_split_heads(&P, (size_t)1 << 50) == Hkv,
-           "%s: the workspace of the mode off (turns), or a huge one (every head)", label);
     return heads;
 }
 
