@@ -176,13 +176,13 @@ int main(int argc, char **argv) {
     const flamia_sm90_layout L = flamia_sm90_layout_of(&P);
     /* the split dQ as the library plans it for the workspace allocated below (the deterministic mode's
      * size: every kv head at once past total; the default mode's: in dq_accum's room, where it takes at
-     * most FLAMIA_SM90_DQ_SPLIT_CHUNKS, default FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS, chunks).
+     * most FLAMIA_SM90_DQ_SPLIT_CHUNKS chunks, default FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS: never).
      * BWD_SPLIT=0: no split (the reduce-adds, or the turns); BWD_SPLIT=n > 0: chunks of at most n kv heads */
     const int split_cap = getenv("BWD_SPLIT") ? std::max(0, atoi(getenv("BWD_SPLIT"))) : Hkv;
     /* the harness links the kernels without cuda_api.cu: its chunk limit read here as that file reads it */
     const char *lim_env = getenv("FLAMIA_SM90_DQ_SPLIT_CHUNKS");
-    const int max_chunks = lim_env && *lim_env ? std::max(0, atoi(lim_env)) : FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS;
-    P.dq_plan = flamia_sm90_dq_plan_of(&P, L.total_split, split_cap ? max_chunks : 0, split_cap);
+    const int max_chunks = lim_env && *lim_env ? std::max(-1, atoi(lim_env)) : FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS;
+    P.dq_plan = flamia_sm90_dq_plan_of(&P, L.total_split, split_cap ? max_chunks : -1, split_cap);
     fprintf(stderr, "dQ: %s\n", P.dq_plan.heads ? (P.dq_plan.off == L.dq_accum ? "split in dq_accum's room" : "split past total")
                                                   : P.deterministic ? "turns" : "reduce-adds");
     if (P.dq_plan.heads) fprintf(stderr, "dQ split: %d kv heads a chunk, %d chunks\n", P.dq_plan.heads, flamia_sm90_dq_chunks(&P, P.dq_plan.heads));

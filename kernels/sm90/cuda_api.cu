@@ -481,19 +481,20 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
 } // extern "C"
 
 /* The most chunks the default mode's split dQ may take (sm90_launch.h): FLAMIA_SM90_DQ_SPLIT_CHUNKS=n
- * in the environment (read once; 0: no split in either mode, the reduce-adds or the turns), else
- * FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; tests set it to cover every path in one process */
-static int g_dq_split_max_chunks = -1;
+ * in the environment (read once; 0: never, -1: no split in either mode, the reduce-adds or the
+ * turns), else FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; tests set it to cover every path in one process */
+static const int kDqSplitUnread = -2;
+static int g_dq_split_max_chunks = kDqSplitUnread;
 extern "C" int flamia_sm90_dq_split_max_chunks(void) {
     int v = __atomic_load_n(&g_dq_split_max_chunks, __ATOMIC_RELAXED);
-    if (v < 0) {
+    if (v == kDqSplitUnread) {
         const char *e = getenv("FLAMIA_SM90_DQ_SPLIT_CHUNKS");
         v = e && *e ? atoi(e) : FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS;
-        if (v < 0) v = 0;
+        if (v < -1) v = -1;
         __atomic_store_n(&g_dq_split_max_chunks, v, __ATOMIC_RELAXED);
     }
     return v;
 }
 extern "C" void flamia_sm90_set_dq_split_max_chunks(int n) {
-    __atomic_store_n(&g_dq_split_max_chunks, n < 0 ? 0 : n, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_dq_split_max_chunks, n < -1 ? -1 : n, __ATOMIC_RELAXED);
 }

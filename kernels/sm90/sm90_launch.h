@@ -111,8 +111,8 @@ struct flamia_sm90_problem {
  * mode's workspace size asks for every kv head there while that stays under
  * FLAMIA_SM90_DQ_SPLIT_MAX_BYTES, else for as many as fit; a kv head's share past the cap leaves the
  * mode to the turns) or regions dq_accum and dq_turn, which the split leaves unused (the default
- * mode, where it takes at most FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS chunks; the deterministic mode
- * with a smaller workspace). In either room, from its start:
+ * mode, only as an opt-in: FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; the deterministic mode with a smaller
+ * workspace). In either room, from its start:
  *   ds_off     int64 [num_docs]         each document's first tile in a chunk (a prefix, made per call)
  *   ds_next    int32 [Hkv]              the dQ kernel's next work item, one counter per chunk (zeroed
  *                                     per call)
@@ -283,9 +283,13 @@ static inline struct flamia_sm90_dq_plan flamia_sm90_dq_plan_at(const struct fla
     return pl;
 }
 
-/* The default mode takes the split in dq_accum's room when it needs at most this many chunks (else
- * the reduce-adds); FLAMIA_SM90_DQ_SPLIT_CHUNKS in the environment overrides it (cuda_api.cu) */
-#define FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS 6
+/* The default mode takes the split (in dq_accum's room, or past total where the caller's workspace
+ * has room) when it needs at most this many chunks, else the reduce-adds; 0: never. Measured on an
+ * H100 (perf-notes "Backward kernel", sixty-fifth session): in 6 chunks the split's backward is
+ * 0.93x the reduce-adds' at 16x4096, but 1.13x at 4x4096 (6 chunks of 132 key tiles: each chunk's
+ * grid ends on its longest CTAs) and gqa-16x1024's training call 1.03x; off by default, an opt-in
+ * through FLAMIA_SM90_DQ_SPLIT_CHUNKS=n in the environment (cuda_api.cu). */
+#define FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS 0
 
 static inline int flamia_sm90_dq_chunks(const struct flamia_sm90_problem *p, int heads) {
     return heads > 0 ? (p->heads_kv + heads - 1) / heads : 0;
@@ -294,19 +298,19 @@ static inline int flamia_sm90_dq_chunks(const struct flamia_sm90_problem *p, int
 /* A call's split dQ with this workspace size: in the room past total (what the deterministic mode's
  * workspace size adds) or in regions dq_accum and dq_turn (unused by the split), whichever holds more
  * kv heads a chunk (at most max_heads). The deterministic mode takes it whenever a kv head fits
- * (else the turns); the default mode when it needs at most max_chunks chunks (else the reduce-adds);
- * max_chunks 0: neither (a debugging switch, FLAMIA_SM90_DQ_SPLIT_CHUNKS=0). */
+ * (else the turns); the default mode when max_chunks > 0 and it needs at most max_chunks chunks (else
+ * the reduce-adds); max_chunks < 0: neither (a debugging switch, FLAMIA_SM90_DQ_SPLIT_CHUNKS=-1). */
 static inline struct flamia_sm90_dq_plan flamia_sm90_dq_plan_of(const struct flamia_sm90_problem *p,
                                                                 size_t workspace_bytes, int max_chunks,
                                                                 int max_heads) {
     const struct flamia_sm90_layout L = flamia_sm90_layout_of(p);
     const struct flamia_sm90_dq_plan none = {0, 0, 0, 0, 0};
-    if (max_chunks <= 0) return none;
+    if (max_chunks < 0) return none;
     const struct flamia_sm90_dq_plan past =
         workspace_bytes > L.total ? flamia_sm90_dq_plan_at(p, &L, L.total, workspace_bytes - L.total, max_heads) : none;
     const struct flamia_sm90_dq_plan accum = flamia_sm90_dq_plan_at(p, &L, L.dq_accum, L.bwd_rows - L.dq_accum, max_heads);
     const struct flamia_sm90_dq_plan pl = past.heads > accum.heads ? past : accum;
-    if (!p->deterministic && flamia_sm90_dq_chunks(p, pl.heads) > max_chunks) return none;
+    if (!p->deterministic && (max_chunks == 0 || flamia_sm90_dq_chunks(p, pl.heads) > max_chunks)) return none;
     return pl;
 }
 
@@ -331,8 +335,8 @@ extern "C" /* C linkage: tests/gpu/test_gpu_backward.c asks it which cases to ch
     flamia_sm90_bwd_uses_order(const struct flamia_sm90_problem *p);
 
 /* The most chunks the default mode's split dQ may take (FLAMIA_SM90_DQ_SPLIT_CHUNKS, else
- * FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; cuda_api.cu), and a setter for tests (0: no split in either
- * mode) */
+ * FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; cuda_api.cu), and a setter for tests (0: the default mode
+ * never, -1: neither mode) */
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -108,24 +108,26 @@ static int check_split(const char *label, const int *lens, int ndocs, int Hq, in
                L.total_split - L.total, heads, Hkv, per);
     /* plans for workspaces of h heads' share past total, and the mode-off size (dq_accum's room) */
     const size_t codes_past = flamia_sm90_align(flamia_sm90_align(L.total + (size_t)ndocs * 8) + (size_t)Hkv * 4);
-    const size_t room_accum = off.bwd_rows - off.dq_accum;
     for (int h = 0; h <= (Hkv < 4 ? Hkv : 4); h++) {
         const size_t ws = codes_past + (size_t)h * per;
         for (int det = 0; det < 2; det++) {
             P.deterministic = det;
-            for (int lim = 0; lim <= Hkv; lim += Hkv > 1 ? Hkv - 1 : 1) {
+            const int lims[3] = {-1, 0, Hkv};
+            for (int li = 0; li < 3; li++) {
+                const int lim = lims[li];
                 const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(&P, ws, lim, Hkv);
                 const int chunks = flamia_sm90_dq_chunks(&P, pl.heads);
+                P.deterministic = 1; /* the most either room holds, no limit */
+                const struct flamia_sm90_dq_plan any = flamia_sm90_dq_plan_of(&P, ws, 1, Hkv);
+                P.deterministic = det;
                 if (!pl.heads) {
-                    /* none only where neither room holds a head, the limit is 0, or the default mode's limit binds */
-                    const struct flamia_sm90_dq_plan any = flamia_sm90_dq_plan_of(&P, ws, Hkv, Hkv);
-                    EXPECT(lim == 0 || (!det && any.heads && flamia_sm90_dq_chunks(&P, any.heads) > lim) ||
-                               (h == 0 && room_accum < per + 1024 + (size_t)ndocs * 8 + (size_t)Hkv * 4) ||
-                               (h == 0 && any.heads == 0),
+                    /* none only where neither room holds a head, the switch is off (-1), or the default mode's limit binds */
+                    EXPECT(lim < 0 || any.heads == 0 || (!det && (lim == 0 || flamia_sm90_dq_chunks(&P, any.heads) > lim)),
                            "%s: no split (det %d, limit %d, %d heads' share past total)", label, det, lim, h);
                     continue;
                 }
-                EXPECT(lim > 0 && (det || chunks <= lim), "%s: split in %d chunks past the limit %d", label, chunks, lim);
+                EXPECT(lim >= 0 && (det || (lim > 0 && chunks <= lim)) && pl.heads == any.heads,
+                       "%s: split in %d chunks (det %d, limit %d)", label, chunks, det, lim);
                 const int in_accum = pl.off == off.dq_accum;
                 const size_t end = in_accum ? off.bwd_rows : ws;
                 EXPECT((in_accum || pl.off == L.total) && pl.off % 256 == 0 && pl.next >= pl.off + (size_t)ndocs * 8 &&
