@@ -249,9 +249,10 @@ flamia_status flamia_cuda_check_finite(const void *workspace, size_t workspace_b
  * (about Hq x 17 KB per causal 128 x 128 tile pair, e.g. 2.3 GB at 16 x 4096 tokens, 16
  * heads; past 16 GB only as many kv heads as fit, docs/cuda-api.md): given that much, the
  * backward stores its dS codes and sums dQ in a second kernel, in chunks of as many kv heads
- * as the workspace holds (a smaller one still works, down to one kv head's share, same
- * result); given the workspace of the mode off the key tiles take turns instead (the speed
- * of each: docs/cuda-api.md).
+ * as the workspace holds (a smaller one still works, same result: the workspace of the mode
+ * off lends its FP32 dQ accumulator's room, where one kv head's share fits there); only
+ * where no kv head fits do the key tiles take turns instead (the speed of each:
+ * docs/cuda-api.md).
  * Process-wide; applies to calls enqueued after it returns, and to workspace sizes asked
  * after it (a captured graph keeps the mode it was captured with). FLAMIA_ERR_UNSUPPORTED
  * without CUDA. */
