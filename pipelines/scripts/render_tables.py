@@ -655,9 +655,10 @@ def table_d_det(args, cfg, inputs):
     notes = ["gqa-16x1024 has 4 query heads per kv head; the other workloads are MHA.",
              "Measured on an H100 in the sixty-fifth session (commit d316dca, the split's first files); the "
              "H200's files in data/measured/h200 predate the split: there the mode took turns (the key tiles "
-             "adding into a query tile one after another, which a workspace sized with the mode off still "
-             "does), +19.8..+34.3 % (commit 469dffe). Where the turns' cost goes: docs/perf-notes.md, Backward "
-             "kernel, twentieth session; the split's: sixty-fourth and sixty-fifth sessions."]
+             "adding into a query tile one after another, which it still does where neither the workspace it "
+             "asks for nor the FP32 dQ accumulator's room holds one kv head's share), +19.8..+34.3 % (commit "
+             "469dffe). Where the turns' cost goes: docs/perf-notes.md, Backward kernel, twentieth session; "
+             "the split's: sixty-fourth and sixty-fifth sessions."]
     write_table(args.md, args.tex, title, caption, header, rows, notes, "tab:det-cost")
 
 
