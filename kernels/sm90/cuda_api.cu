@@ -148,9 +148,9 @@ int qkt_in_quantize() {
     return moved_out_of_backward("FLAMIA_SM90_QKT", &v);
 }
 
-/* the split dQ of a backward with this workspace (sm90_launch.h flamia_sm90_dq_plan_of) */
+/* the split dQ of a backward with this workspace (sm90_launch.h flamia_sm90_dq_plan_for_call) */
 static struct flamia_sm90_dq_plan dq_plan(const flamia_sm90_problem *P, size_t workspace_bytes) {
-    return flamia_sm90_dq_plan_of(P, workspace_bytes, flamia_sm90_dq_split_max_chunks(), P->heads_kv);
+    return flamia_sm90_dq_plan_for_call(P, workspace_bytes);
 }
 
 /* Which kernels a call runs: its recipe and head-dim checks depend on it */
@@ -497,4 +497,34 @@ extern "C" int flamia_sm90_dq_split_max_chunks(void) {
 }
 extern "C" void flamia_sm90_set_dq_split_max_chunks(int n) {
     __atomic_store_n(&g_dq_split_max_chunks, n < -1 ? -1 : n, __ATOMIC_RELAXED);
+}
+/* The fewest CTAs an SM the default mode's split wants in each chunk's grid (sm90_launch.h):
+ * FLAMIA_SM90_DQ_SPLIT_MIN_CTAS=n in the environment (read once), else
+ * FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM */
+static int g_dq_split_min_ctas = kDqSplitUnread;
+extern "C" int flamia_sm90_dq_split_min_ctas(void) {
+    int v = __atomic_load_n(&g_dq_split_min_ctas, __ATOMIC_RELAXED);
+    if (v == kDqSplitUnread) {
+        const char *e = getenv("FLAMIA_SM90_DQ_SPLIT_MIN_CTAS");
+        v = e && *e ? atoi(e) : FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
+        if (v < 0) v = 0;
+        __atomic_store_n(&g_dq_split_min_ctas, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+extern "C" void flamia_sm90_set_dq_split_min_ctas(int n) {
+    __atomic_store_n(&g_dq_split_min_ctas, n < 0 ? 0 : n, __ATOMIC_RELAXED);
+}
+extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *P,
+                                                                   size_t workspace_bytes) {
+    struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(P, workspace_bytes, flamia_sm90_dq_split_max_chunks(), P->heads_kv);
+    if (pl.heads && !P->deterministic) { /* the default mode: every chunk's grid past the floor */
+        int dev = 0, sms = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+            (void)cudaGetLastError();
+            sms = 132;
+        }
+        if (flamia_sm90_dq_chunk_grid(P, pl.heads) < (long long)flamia_sm90_dq_split_min_ctas() * sms) pl.heads = 0;
+    }
+    return pl;
 }

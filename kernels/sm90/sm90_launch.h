@@ -294,6 +294,16 @@ static inline struct flamia_sm90_dq_plan flamia_sm90_dq_plan_at(const struct fla
 static inline int flamia_sm90_dq_chunks(const struct flamia_sm90_problem *p, int heads) {
     return heads > 0 ? (p->heads_kv + heads - 1) / heads : 0;
 }
+/* The main kernel's grid of the smallest chunk (chunks balanced, backward.cu): tile slots x its kv heads */
+static inline long long flamia_sm90_dq_chunk_grid(const struct flamia_sm90_problem *p, int heads) {
+    const int chunks = flamia_sm90_dq_chunks(p, heads);
+    return chunks ? (long long)flamia_sm90_tile_slots(p->total_tokens, p->num_docs) * (p->heads_kv / chunks) : 0;
+}
+/* The default mode's split (where opted in) also wants every chunk's grid to hold at least this many
+ * CTAs an SM: each chunk's grid ends on its longest CTAs, and 4x4096's 6 chunks of 264-396 CTAs
+ * (2-3 an SM on an H100) lost 13 % to those tails while 16x4096's of 1056-1584 gained 7 % (perf-notes,
+ * "Backward kernel", sixty-fifth session); FLAMIA_SM90_DQ_SPLIT_MIN_CTAS in the environment overrides it */
+#define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM 8
 
 /* A call's split dQ with this workspace size: in the room past total (what the deterministic mode's
  * workspace size adds) or in regions dq_accum and dq_turn (unused by the split), whichever holds more
@@ -335,13 +345,18 @@ extern "C" /* C linkage: tests/gpu/test_gpu_backward.c asks it which cases to ch
     flamia_sm90_bwd_uses_order(const struct flamia_sm90_problem *p);
 
 /* The most chunks the default mode's split dQ may take (FLAMIA_SM90_DQ_SPLIT_CHUNKS, else
- * FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; cuda_api.cu), and a setter for tests (0: the default mode
- * never, -1: neither mode) */
+ * FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; cuda_api.cu), the fewest CTAs an SM its chunks' grids may
+ * have, and setters for tests (chunks 0: the default mode never, -1: neither mode) */
 #ifdef __cplusplus
 extern "C" {
 #endif
 int flamia_sm90_dq_split_max_chunks(void);
 void flamia_sm90_set_dq_split_max_chunks(int n);
+int flamia_sm90_dq_split_min_ctas(void); /* per SM (FLAMIA_SM90_DQ_SPLIT_MIN_CTAS) */
+void flamia_sm90_set_dq_split_min_ctas(int n);
+/* The split dQ plan a backward call takes with this workspace on the current device (cuda_api.cu):
+ * flamia_sm90_dq_plan_of with the limits above, and in the default mode the grid floor */
+struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *p, size_t workspace_bytes);
 #ifdef __cplusplus
 }
 #endif

@@ -104,7 +104,7 @@ static const char *dq_path_name(const char *preset, int T, int ndocs, int Hq, in
     static char buf[64];
     struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, 128);
     P.causal = causal, P.max_seqlen = max_seqlen;
-    const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(&P, wsb, flamia_sm90_dq_split_max_chunks(), Hkv);
+    const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_for_call(&P, wsb);
     if (pl.heads) snprintf(buf, sizeof buf, "split, %d chunk(s)", flamia_sm90_dq_chunks(&P, pl.heads));
     else snprintf(buf, sizeof buf, "%s", strcmp(preset, "bf16") ? "reduce-adds" : "FP32 atomics");
     return buf;
@@ -234,7 +234,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, D);
     P.causal = causal, P.max_seqlen = hs.max_seqlen;
     /* the dQ path this call took (sm90_launch.h flamia_sm90_dq_plan_of, as cuda_api.cu decides it) */
-    P.dq_plan = flamia_sm90_dq_plan_of(&P, wsb, flamia_sm90_dq_split_max_chunks(), Hkv);
+    P.dq_plan = flamia_sm90_dq_plan_for_call(&P, wsb);
     const int ordered = flamia_sm90_bwd_uses_order(&P);
     if (!bwd_order_rule_overridden())
         EXPECT(ordered == bwd_order_expected(&P), "%s %s: launch order %s, against the rule",
@@ -384,6 +384,9 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
 
 int main(void) {
     gpu_skip_if_unavailable("test_gpu_backward");
+    /* the default mode's split, where opted in, without its grid floor: these layouts are small
+     * (test_workspace_layout checks the floor's decision) */
+    flamia_sm90_set_dq_split_min_ctas(0);
     rng_t r = {gpu_seed("test_gpu_backward")};
     enum { CAP = 2048 };
     static int lens[CAP];

@@ -179,6 +179,28 @@ int main(void) {
     EXPECT(check_split("1x131072", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8) == 1, "1x131072: not one kv head a chunk");
     lens[0] = 262144;
     EXPECT(check_split("1x262144", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8) == 0, "1x262144: split past the cap");
+    { /* the default mode's split as a call plans it (flamia_sm90_dq_plan_for_call: no GPU here, so an
+         H100's 132 SMs): opted in at 6 chunks with the floor of 8 CTAs an SM, 16x4096 takes it (6 chunks,
+         the smallest grid 528 x 2 = 1056), 4x4096 not (132 x 2), its deterministic mode does (no floor) */
+        flamia_sm90_set_dq_split_max_chunks(6);
+        flamia_sm90_set_dq_split_min_ctas(8);
+        const int shapes_n[2] = {16, 4}, want[2] = {6, 0};
+        for (int i = 0; i < 2; i++) {
+            int32_t c[17];
+            for (int d = 0; d <= shapes_n[i]; d++) c[d] = 4096 * d;
+            struct flamia_sm90_problem P = gpu_problem_of_kind(FLAMIA_SM90_MXFP8, c[shapes_n[i]], shapes_n[i], 16, 16, 128);
+            P.causal = 1;
+            P.max_seqlen = 4096;
+            const size_t ws = flamia_sm90_layout_of(&P).total;
+            const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_for_call(&P, ws);
+            EXPECT(flamia_sm90_dq_chunks(&P, pl.heads) == want[i], "%dx4096: the default mode's split in %d chunks, want %d",
+                   shapes_n[i], flamia_sm90_dq_chunks(&P, pl.heads), want[i]);
+            P.deterministic = 1;
+            EXPECT(flamia_sm90_dq_plan_for_call(&P, ws).heads == 3, "%dx4096: the deterministic mode's split in dq_accum's room",
+                   shapes_n[i]);
+        }
+        flamia_sm90_set_dq_split_max_chunks(FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS);
+    }
     size_t fp8 = 0, bf16 = 0; /* 16 x 4096 tokens, 16 + 16 heads, d = 128: the figures docs/cuda-api.md gives */
     check_shape("16x4096", 65536, 16, 16, 16, 128, FLAMIA_SM90_MXFP8, &fp8);
     check_shape("16x4096", 65536, 16, 16, 16, 128, FLAMIA_SM90_BF16, &bf16);
