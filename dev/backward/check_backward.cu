@@ -176,7 +176,8 @@ int main(int argc, char **argv) {
     const flamia_sm90_layout L = flamia_sm90_layout_of(&P);
     /* the split dQ as the library plans it for the workspace allocated below (the deterministic mode's
      * size: every kv head at once past total; the default mode's: in dq_accum's room, where it takes at
-     * most FLAMIA_SM90_DQ_SPLIT_CHUNKS chunks, default FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS: never).
+     * most FLAMIA_SM90_DQ_SPLIT_CHUNKS chunks, default FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; cuda_api.cu's
+     * grid floor is not applied here).
      * BWD_SPLIT=0: no split (the reduce-adds, or the turns); BWD_SPLIT=n > 0: chunks of at most n kv heads */
     const int split_cap = getenv("BWD_SPLIT") ? std::max(0, atoi(getenv("BWD_SPLIT"))) : Hkv;
     /* the harness links the kernels without cuda_api.cu: its chunk limit read here as that file reads it */

@@ -243,7 +243,8 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
 flamia_status flamia_cuda_check_finite(const void *workspace, size_t workspace_bytes, void *stream);
 /* Deterministic dQ (off by default). dQ sums contributions from every key tile of a
  * document; by default they are reduce-added in FP32 in the order the CTAs
- * finish, so dQ can differ between runs in its last bits (O, lse, dK, dV never do). On:
+ * finish, so dQ can differ between runs in its last bits (O, lse, dK, dV never do; nor dQ
+ * on shapes where the default mode sums it in a second kernel, docs/cuda-api.md). On:
  * the backward adds them in key-tile order, so every output is bit-identical run to run.
  * With the mode on, flamia_cuda_workspace_size asks for more workspace for the FP8 recipes
  * (about Hq x 17 KB per causal 128 x 128 tile pair, e.g. 2.3 GB at 16 x 4096 tokens, 16

@@ -111,8 +111,8 @@ struct flamia_sm90_problem {
  * mode's workspace size asks for every kv head there while that stays under
  * FLAMIA_SM90_DQ_SPLIT_MAX_BYTES, else for as many as fit; a kv head's share past the cap leaves the
  * mode to the turns) or regions dq_accum and dq_turn, which the split leaves unused (the default
- * mode, only as an opt-in: FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; the deterministic mode with a smaller
- * workspace). In either room, from its start:
+ * mode, where it takes few chunks of large enough grids: FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; the
+ * deterministic mode with a smaller workspace). In either room, from its start:
  *   ds_off     int64 [num_docs]         each document's first tile in a chunk (a prefix, made per call)
  *   ds_next    int32 [Hkv]              the dQ kernel's next work item, one counter per chunk (zeroed
  *                                     per call)
@@ -284,12 +284,13 @@ static inline struct flamia_sm90_dq_plan flamia_sm90_dq_plan_at(const struct fla
 }
 
 /* The default mode takes the split (in dq_accum's room, or past total where the caller's workspace
- * has room) when it needs at most this many chunks, else the reduce-adds; 0: never. Measured on an
- * H100 (perf-notes "Backward kernel", sixty-fifth session): in 6 chunks the split's backward is
- * 0.93x the reduce-adds' at 16x4096, but 1.13x at 4x4096 (6 chunks of 132 key tiles: each chunk's
- * grid ends on its longest CTAs) and gqa-16x1024's training call 1.03x; off by default, an opt-in
- * through FLAMIA_SM90_DQ_SPLIT_CHUNKS=n in the environment (cuda_api.cu). */
-#define FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS 0
+ * has room) when it needs at most this many chunks and every chunk's grid clears the floor below,
+ * else the reduce-adds; 0: never. Measured on an H100 (perf-notes "Backward kernel", sixty-fifth
+ * session): with both, the training call 0.917-0.973x the reduce-adds' on the 5 of 12 workloads
+ * that take it (16x4096, 16x1024, 64x1024, 32x2048, 128x512), 0.996-1.006x on the others; without
+ * the floor 4x4096's was 1.12x. FLAMIA_SM90_DQ_SPLIT_CHUNKS=n in the environment overrides it
+ * (cuda_api.cu). */
+#define FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS 6
 
 static inline int flamia_sm90_dq_chunks(const struct flamia_sm90_problem *p, int heads) {
     return heads > 0 ? (p->heads_kv + heads - 1) / heads : 0;
@@ -299,7 +300,7 @@ static inline long long flamia_sm90_dq_chunk_grid(const struct flamia_sm90_probl
     const int chunks = flamia_sm90_dq_chunks(p, heads);
     return chunks ? (long long)flamia_sm90_tile_slots(p->total_tokens, p->num_docs) * (p->heads_kv / chunks) : 0;
 }
-/* The default mode's split (where opted in) also wants every chunk's grid to hold at least this many
+/* The default mode's split also wants every chunk's grid to hold at least this many
  * CTAs an SM: each chunk's grid ends on its longest CTAs, and 4x4096's 6 chunks of 264-396 CTAs
  * (2-3 an SM on an H100) lost 13 % to those tails while 16x4096's of 1056-1584 gained 7 % (perf-notes,
  * "Backward kernel", sixty-fifth session); FLAMIA_SM90_DQ_SPLIT_MIN_CTAS in the environment overrides it */

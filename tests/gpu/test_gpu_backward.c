@@ -93,8 +93,8 @@ static int g_zero_v_starts;
  * those rows, and through P every dK and dV of the document). */
 static int g_zero_ends;
 
-/* The default mode's split opted in (flamia_sm90_set_dq_split_max_chunks, as FLAMIA_SM90_DQ_SPLIT_CHUNKS
- * does): at most this many chunks */
+/* The default mode's split at most this many chunks in the deterministic cases' run 5 (the default,
+ * FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS, at the time of writing) */
 enum { kSplitOptIn = 6 };
 
 /* The dQ path a default-mode backward with this workspace takes (sm90_launch.h flamia_sm90_dq_plan_of):
@@ -321,7 +321,7 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     FL(flamia_cuda_quantize(&rec, &ds, dq_in, dk_in, dv_in, ws, wsb, NULL));
     FL(flamia_cuda_forward(&rec, &ds, ws, wsb, dO, dlse, NULL));
     const size_t bytes = nq * 2 + 2 * nk * 2;
-    /* the split in the default mode's workspace (dq_accum's room), where the opt-in limit takes it */
+    /* the split in the default mode's workspace (dq_accum's room), where the limit takes it */
     P.deterministic = 0;
     const struct flamia_sm90_dq_plan in_accum = flamia_sm90_dq_plan_of(&P, wsb, kSplitOptIn, Hkv);
     const int limit = flamia_sm90_dq_split_max_chunks();
@@ -329,7 +329,7 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     uint8_t *res[RUNS];
     /* 0, 1: deterministic, split past total (every kv head at once); 2: default, reduce-adds (the default
      * mode's split off); 3: deterministic, turns (the split off in both modes); 4: deterministic, split in
-     * chunks of one kv head; 5: default with the split opted in (in dq_accum's room where it fits in few
+     * chunks of one kv head; 5: default with the split allowed (in dq_accum's room where it fits in few
      * enough chunks, else run 2's path) */
     const size_t run_ws[RUNS] = {wsb_det, wsb_det, wsb, wsb, wsb_one, wsb};
     const int run_det[RUNS] = {1, 1, 0, 1, 1, 0}, run_limit[RUNS] = {1, 1, 0, -1, 1, kSplitOptIn};
@@ -384,8 +384,8 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
 
 int main(void) {
     gpu_skip_if_unavailable("test_gpu_backward");
-    /* the default mode's split, where opted in, without its grid floor: these layouts are small
-     * (test_workspace_layout checks the floor's decision) */
+    /* the default mode's split without its grid floor: these layouts are small (test_workspace_layout
+     * checks the floor's decision) */
     flamia_sm90_set_dq_split_min_ctas(0);
     rng_t r = {gpu_seed("test_gpu_backward")};
     enum { CAP = 2048 };
@@ -434,34 +434,34 @@ int main(void) {
     cu_from_lens(lens, n, cu);
     run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, &r);
     run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, &r);
-    /* The default mode with the split opted in (FLAMIA_SM90_DQ_SPLIT_CHUNKS; here kSplitOptIn chunks at
-     * most) on the main layouts, the split then in dq_accum's room; and around the launch order's
-     * thresholds (bwd_order_rule.h; the order serves the reduce-adds only) both ways: groups of 4 past
-     * 3072 tokens and groups of 2 (never ordered) run in the grid's own order, groups of 8 at 3100
-     * tokens longest first. */
+    /* The default mode's reduce-adds, forced (flamia_sm90_set_dq_split_max_chunks(0)): above, the layouts
+     * whose split fits in dq_accum's room in at most FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS chunks took the
+     * split (the grid floor is off in this program); here the same kinds of layouts take the reduce-adds.
+     * Then around the launch order's thresholds (bwd_order_rule.h; the order serves the reduce-adds
+     * only) both ways: groups of 4 past 3072 tokens and groups of 2 (never ordered) run in the grid's
+     * own order, groups of 8 at 3100 tokens longest first. */
     const int limit = flamia_sm90_dq_split_max_chunks();
-    flamia_sm90_set_dq_split_max_chunks(kSplitOptIn);
+    flamia_sm90_set_dq_split_max_chunks(0);
     for (int pi = 0; pi < 2; pi++) {
         n = random_lens(&r, 1400, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, MHA, split", presets[pi], 0, 1, cu, n, 4, 4, &r);
+        run_case("random packed, MHA, adds", presets[pi], 0, 1, cu, n, 4, 4, &r);
         n = random_lens(&r, 900, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, GQA 8/2, split", presets[pi], 0, 1, cu, n, 8, 2, &r);
+        run_case("random packed, GQA 8/2, adds", presets[pi], 0, 1, cu, n, 8, 2, &r);
         n = random_lens(&r, 700, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, non-causal, split", presets[pi], 0, 0, cu, n, 2, 1, &r);
-        for (int i = 0; i < 64; i++) lens[i] = 1;
-        lens[64] = 129;
-        cu_from_lens(lens, 65, cu);
-        run_case("64 one-token docs + 129, split", presets[pi], 0, 1, cu, 65, 2, 2, &r);
+        run_case("random packed, non-causal, adds", presets[pi], 0, 0, cu, n, 2, 1, &r);
+        lens[0] = 512;
+        cu_from_lens(lens, 1, cu);
+        run_case("one document of 512, adds", presets[pi], 0, 1, cu, 1, 4, 4, &r);
     }
     n = random_lens(&r, 1000, lens, CAP);
     cu_from_lens(lens, n, cu);
-    run_case("random packed, Hadamard, split", "mxfp8", 1, 1, cu, n, 4, 2, &r);
+    run_case("random packed, Hadamard, adds", "mxfp8", 1, 1, cu, n, 4, 2, &r);
     const int long_gqa[] = {3100, 1, 300}, mid_gqa[] = {1500, 1, 300};
-    for (int pass = 0; pass < 2; pass++) { /* the split opted in, then the default (the reduce-adds, launch order) */
-        flamia_sm90_set_dq_split_max_chunks(pass ? limit : kSplitOptIn);
+    for (int pass = 0; pass < 2; pass++) { /* the reduce-adds (launch order), then the default limit */
+        flamia_sm90_set_dq_split_max_chunks(pass ? limit : 0);
         cu_from_lens(long_gqa, 3, cu);
         run_case("3100 + 1 + 300, GQA 4/2", "mxfp8", 0, 1, cu, 3, 4, 2, &r);
         run_case("3100 + 1 + 300, GQA 8/1", "mxfp8", 0, 1, cu, 3, 8, 1, &r);

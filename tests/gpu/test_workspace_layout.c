@@ -180,7 +180,7 @@ int main(void) {
     lens[0] = 262144;
     EXPECT(check_split("1x262144", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8) == 0, "1x262144: split past the cap");
     { /* the default mode's split as a call plans it (flamia_sm90_dq_plan_for_call: no GPU here, so an
-         H100's 132 SMs): opted in at 6 chunks with the floor of 8 CTAs an SM, 16x4096 takes it (6 chunks,
+         H100's 132 SMs): at 6 chunks with the floor of 8 CTAs an SM, 16x4096 takes it (6 chunks,
          the smallest grid 528 x 2 = 1056), 4x4096 not (132 x 2), its deterministic mode does (no floor) */
         flamia_sm90_set_dq_split_max_chunks(6);
         flamia_sm90_set_dq_split_min_ctas(8);
