@@ -480,41 +480,35 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
 
 } // extern "C"
 
-/* The most chunks the default mode's split dQ may take (sm90_launch.h): FLAMIA_SM90_DQ_SPLIT_CHUNKS=n
- * in the environment (read once; 0: never, -1: no split in either mode, the reduce-adds or the
- * turns), else FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS; tests set it to cover every path in one process */
-static const int kDqSplitUnread = -2;
-static int g_dq_split_max_chunks = kDqSplitUnread;
-extern "C" int flamia_sm90_dq_split_max_chunks(void) {
-    int v = __atomic_load_n(&g_dq_split_max_chunks, __ATOMIC_RELAXED);
-    if (v == kDqSplitUnread) {
-        const char *e = getenv("FLAMIA_SM90_DQ_SPLIT_CHUNKS");
-        v = e && *e ? atoi(e) : FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS;
-        if (v < -1) v = -1;
-        __atomic_store_n(&g_dq_split_max_chunks, v, __ATOMIC_RELAXED);
+/* The default mode's split dQ limits (sm90_launch.h), each an integer setting read once from the
+ * environment (else its default, never below `lo`) and settable by tests to cover every path in one
+ * process:
+ *   FLAMIA_SM90_DQ_SPLIT_CHUNKS    the most chunks (0: never, -1: no split in either mode, the
+ *                                  reduce-adds or the turns), else FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS;
+ *   FLAMIA_SM90_DQ_SPLIT_MIN_CTAS  the fewest CTAs an SM in each chunk's grid, else
+ *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM. */
+struct EnvSetting {
+    const char *name;
+    int dflt, lo, value; /* value kUnread until read */
+};
+static const int kUnread = -1000;
+static EnvSetting g_split_chunks = {"FLAMIA_SM90_DQ_SPLIT_CHUNKS", FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS, -1, kUnread};
+static EnvSetting g_split_min_ctas = {"FLAMIA_SM90_DQ_SPLIT_MIN_CTAS", FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM, 0, kUnread};
+static int env_setting(EnvSetting *s) {
+    int v = __atomic_load_n(&s->value, __ATOMIC_RELAXED);
+    if (v == kUnread) {
+        const char *e = getenv(s->name);
+        v = e && *e ? atoi(e) : s->dflt;
+        if (v < s->lo) v = s->lo;
+        __atomic_store_n(&s->value, v, __ATOMIC_RELAXED);
     }
     return v;
 }
-extern "C" void flamia_sm90_set_dq_split_max_chunks(int n) {
-    __atomic_store_n(&g_dq_split_max_chunks, n < -1 ? -1 : n, __ATOMIC_RELAXED);
-}
-/* The fewest CTAs an SM the default mode's split wants in each chunk's grid (sm90_launch.h):
- * FLAMIA_SM90_DQ_SPLIT_MIN_CTAS=n in the environment (read once), else
- * FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM */
-static int g_dq_split_min_ctas = kDqSplitUnread;
-extern "C" int flamia_sm90_dq_split_min_ctas(void) {
-    int v = __atomic_load_n(&g_dq_split_min_ctas, __ATOMIC_RELAXED);
-    if (v == kDqSplitUnread) {
-        const char *e = getenv("FLAMIA_SM90_DQ_SPLIT_MIN_CTAS");
-        v = e && *e ? atoi(e) : FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
-        if (v < 0) v = 0;
-        __atomic_store_n(&g_dq_split_min_ctas, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
-extern "C" void flamia_sm90_set_dq_split_min_ctas(int n) {
-    __atomic_store_n(&g_dq_split_min_ctas, n < 0 ? 0 : n, __ATOMIC_RELAXED);
-}
+static void set_env_setting(EnvSetting *s, int n) { __atomic_store_n(&s->value, n < s->lo ? s->lo : n, __ATOMIC_RELAXED); }
+extern "C" int flamia_sm90_dq_split_max_chunks(void) { return env_setting(&g_split_chunks); }
+extern "C" void flamia_sm90_set_dq_split_max_chunks(int n) { set_env_setting(&g_split_chunks, n); }
+extern "C" int flamia_sm90_dq_split_min_ctas(void) { return env_setting(&g_split_min_ctas); }
+extern "C" void flamia_sm90_set_dq_split_min_ctas(int n) { set_env_setting(&g_split_min_ctas, n); }
 extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *P,
                                                                    size_t workspace_bytes) {
     struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(P, workspace_bytes, flamia_sm90_dq_split_max_chunks(), P->heads_kv);

@@ -658,7 +658,10 @@ def table_d_det(args, cfg, inputs):
              "adding into a query tile one after another, which it still does where neither the workspace it "
              "asks for nor the FP32 dQ accumulator's room holds one kv head's share), +19.8..+34.3 % (commit "
              "469dffe). Where the turns' cost goes: docs/perf-notes.md, Backward kernel, twentieth session; "
-             "the split's: sixty-fourth and sixty-fifth sessions."]
+             "the split's: sixty-fourth and sixty-fifth sessions.",
+             "The default column is the reduce-adds at d316dca. Since the sixty-fifth session the default mode "
+             "itself takes the split in its own workspace where it fits in few, large chunks (of these rows "
+             "16x4096: backward 7.77 ms against the reduce-adds' 8.33 on the same H100; docs/cuda-api.md)."]
     write_table(args.md, args.tex, title, caption, header, rows, notes, "tab:det-cost")
 
 
