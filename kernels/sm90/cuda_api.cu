@@ -148,11 +148,6 @@ int qkt_in_quantize() {
     return moved_out_of_backward("FLAMIA_SM90_QKT", &v);
 }
 
-/* the split dQ of a backward with this workspace (sm90_launch.h flamia_sm90_dq_plan_for_call) */
-static struct flamia_sm90_dq_plan dq_plan(const flamia_sm90_problem *P, size_t workspace_bytes) {
-    return flamia_sm90_dq_plan_for_call(P, workspace_bytes);
-}
-
 /* Which kernels a call runs: its recipe and head-dim checks depend on it */
 enum api_call {
     CALL_QUANTIZE, /* quantize alone (and the workspace query): head_dim 64 or 128 */
@@ -352,7 +347,7 @@ flamia_status flamia_cuda_backward(const flamia_recipe *r, const flamia_shape *s
         (st = check_ptr(fn, "dq", dq, 16)) || (st = check_ptr(fn, "dk", dk, 16)) ||
         (st = check_ptr(fn, "dv", dv, 16)) || (st = check_pending(fn)))
         return st;
-    P.dq_plan = dq_plan(&P, workspace_bytes);
+    P.dq_plan = flamia_sm90_dq_plan_for_call(&P, workspace_bytes);
     return backward_checked(fn, &P, workspace, o, lse, dout, dq, dk, dv, (cudaStream_t)stream);
 }
 
@@ -387,7 +382,7 @@ flamia_status flamia_cuda_train_step(const flamia_recipe *r, const flamia_shape 
         (st = check_workspace(fn, &P, workspace, workspace_bytes)) || (st = check_pending(fn)))
         return st;
     const cudaStream_t cs = (cudaStream_t)stream;
-    P.dq_plan = dq_plan(&P, workspace_bytes);
+    P.dq_plan = flamia_sm90_dq_plan_for_call(&P, workspace_bytes);
     P.dq_zero_in_forward = dq_zero_in_forward() && !P.dq_plan.heads; /* the split dQ has no dq_accum */
     P.qkt_in_quantize = qkt_in_quantize();
     if ((st = quantize_checked(fn, &P, q, k, v, workspace, cs)) ||

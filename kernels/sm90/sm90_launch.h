@@ -151,6 +151,14 @@ static inline size_t flamia_sm90_align(size_t x) { return (x + 255) & ~(size_t)2
 /* a split tile's bytes: 128 x 128 dS codes and 2 x 128 FP32 row factors */
 #define FLAMIA_SM90_DQ_SPLIT_TILE_BYTES (128 * 128 + 2 * 128 * 4)
 
+/* The split dQ's fixed regions from `base` (ds_off, then ds_next: its `*next`): where ds_codes
+ * starts. The deterministic mode's size (flamia_sm90_layout_of) and every plan
+ * (flamia_sm90_dq_plan_at) place them by this. */
+static inline size_t flamia_sm90_dq_codes_at(size_t base, int num_docs, int heads_kv, size_t *next) {
+    *next = flamia_sm90_align(base + (size_t)num_docs * 8);
+    return flamia_sm90_align(*next + (size_t)heads_kv * 4);
+}
+
 /* Slots of 128-token tiles of a packed batch: one per whole 128 tokens plus one per
  * document (its partial last tile); sm90_tiles.cuh maps a slot to its document and tile.
  * The forward's work items are heads_q of these, the backward's grid one per kv head. */
@@ -258,7 +266,8 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
         const size_t per_kv = (size_t)L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES;
         const int on = p->deterministic && L.ds_tiles_kv > 0 && per_kv <= FLAMIA_SM90_DQ_SPLIT_MAX_BYTES;
         const size_t heads = on ? (FLAMIA_SM90_DQ_SPLIT_MAX_BYTES / per_kv < Hk ? FLAMIA_SM90_DQ_SPLIT_MAX_BYTES / per_kv : Hk) : 0;
-        L.total_split = on ? flamia_sm90_align(flamia_sm90_align(off + (size_t)p->num_docs * 8) + Hk * 4) + heads * per_kv : off;
+        size_t next;
+        L.total_split = on ? flamia_sm90_dq_codes_at(off, p->num_docs, p->heads_kv, &next) + heads * per_kv : off;
     }
 #undef FLAMIA_REGION
     return L;
@@ -272,12 +281,11 @@ static inline struct flamia_sm90_dq_plan flamia_sm90_dq_plan_at(const struct fla
     struct flamia_sm90_dq_plan pl = {0, 0, 0, 0, 0};
     if (L->ds_tiles_kv <= 0) return pl;
     pl.off = base;
-    pl.next = flamia_sm90_align(base + (size_t)p->num_docs * 8);
-    pl.codes = flamia_sm90_align(pl.next + (size_t)p->heads_kv * 4);
+    pl.codes = flamia_sm90_dq_codes_at(base, p->num_docs, p->heads_kv, &pl.next);
     if (base + bytes < pl.codes) return pl;
     size_t heads = (base + bytes - pl.codes) / ((size_t)L->ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES);
-    if (heads > (size_t)p->heads_kv) heads = (size_t)p->heads_kv;
-    if (heads > (size_t)(max_heads > 0 ? max_heads : 0)) heads = (size_t)(max_heads > 0 ? max_heads : 0);
+    const size_t cap = (size_t)(max_heads < p->heads_kv ? (max_heads > 0 ? max_heads : 0) : p->heads_kv);
+    if (heads > cap) heads = cap;
     pl.heads = (int)heads;
     pl.fac = pl.codes + heads * (size_t)L->ds_tiles_kv * 128 * 128;
     return pl;
