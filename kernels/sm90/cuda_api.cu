@@ -204,6 +204,7 @@ flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape
     P->hadamard = r->hadamard;
     P->row_sum_p_values = r->row_sum == FLAMIA_ROWSUM_P_VALUES;
     P->deterministic = __atomic_load_n(&g_deterministic, __ATOMIC_RELAXED);
+    P->dq_room_chunks = flamia_sm90_dq_room_chunks();
     return FLAMIA_OK;
 }
 
@@ -481,7 +482,10 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
  *   FLAMIA_SM90_DQ_SPLIT_CHUNKS    the most chunks (0: never, -1: no split in either mode, the
  *                                  reduce-adds or the turns), else FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS;
  *   FLAMIA_SM90_DQ_SPLIT_MIN_CTAS  the fewest CTAs an SM in each chunk's grid, else
- *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM. */
+ *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
+ *   FLAMIA_SM90_DQ_ROOM_CHUNKS     the chunks the workspace layout grows dq_accum's room for (region
+ *                                  dq_room; 0: no growth), else FLAMIA_SM90_DQ_ROOM_CHUNKS. Read
+ *                                  by every call's prepare, so a workspace query and the calls agree. */
 struct EnvSetting {
     const char *name;
     int dflt, lo, value; /* value kUnread until read */
@@ -489,6 +493,7 @@ struct EnvSetting {
 static const int kUnread = -1000;
 static EnvSetting g_split_chunks = {"FLAMIA_SM90_DQ_SPLIT_CHUNKS", FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS, -1, kUnread};
 static EnvSetting g_split_min_ctas = {"FLAMIA_SM90_DQ_SPLIT_MIN_CTAS", FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM, 0, kUnread};
+static EnvSetting g_room_chunks = {"FLAMIA_SM90_DQ_ROOM_CHUNKS", FLAMIA_SM90_DQ_ROOM_CHUNKS, 0, kUnread};
 static int env_setting(EnvSetting *s) {
     int v = __atomic_load_n(&s->value, __ATOMIC_RELAXED);
     if (v == kUnread) {
@@ -504,6 +509,7 @@ extern "C" int flamia_sm90_dq_split_max_chunks(void) { return env_setting(&g_spl
 extern "C" void flamia_sm90_set_dq_split_max_chunks(int n) { set_env_setting(&g_split_chunks, n); }
 extern "C" int flamia_sm90_dq_split_min_ctas(void) { return env_setting(&g_split_min_ctas); }
 extern "C" void flamia_sm90_set_dq_split_min_ctas(int n) { set_env_setting(&g_split_min_ctas, n); }
+extern "C" int flamia_sm90_dq_room_chunks(void) { return env_setting(&g_room_chunks); }
 extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *P,
                                                                    size_t workspace_bytes) {
     struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(P, workspace_bytes, flamia_sm90_dq_split_max_chunks(), P->heads_kv);

@@ -20,9 +20,15 @@ struct region {
     size_t off, need; /* need: the bytes its contents take (sm90_launch.h's comment) */
 };
 
-static void check_shape(const char *label, int T, int ndocs, int Hq, int Hkv, int D, enum flamia_sm90_kind kind,
-                        size_t *total) {
-    const struct flamia_sm90_layout L = gpu_layout_of_kind(kind, T, ndocs, Hq, Hkv, D);
+static int room_grown; /* shapes whose layout grew dq_room */
+
+static void check_shape(const char *label, int T, int ndocs, int max_seqlen, int Hq, int Hkv, int D,
+                        enum flamia_sm90_kind kind, size_t *total) {
+    struct flamia_sm90_problem P = gpu_problem_of_kind(kind, T, ndocs, Hq, Hkv, D);
+    P.causal = 1;
+    P.max_seqlen = max_seqlen;
+    const struct flamia_sm90_layout L = flamia_sm90_layout_of(&P);
+    const size_t per_kv = (size_t)L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES;
     const size_t t = (size_t)T, q = (size_t)Hq, k = (size_t)Hkv, d = (size_t)D, tv = (size_t)L.t_vpad;
     const size_t bf = kind == FLAMIA_SM90_BF16; /* the BF16 operand copies: bf16 kind only */
     const size_t items = q * (size_t)flamia_sm90_tile_slots(T, ndocs);
@@ -47,6 +53,7 @@ static void check_shape(const char *label, int T, int ndocs, int Hq, int Hkv, in
         {"delta", L.delta, t * q * 4},
         {"dq_accum", L.dq_accum, t * q * d * 4},
         {"dq_turn", L.dq_turn, t * q * 4},
+        {"dq_room", L.dq_room, flamia_sm90_dq_room_bytes(&P, L.dq_accum, L.dq_room - L.dq_accum, per_kv)},
         {"bwd_rows", L.bwd_rows, q * 8 * t * 4},
         {"fwd_work", L.fwd_work, (FLAMIA_SM90_FWD_HEADER + (items + 31) / 32 + items) * 4},
         {"bwd_order", L.bwd_order, k * (size_t)flamia_sm90_tile_slots(T, ndocs) * 4},
@@ -62,6 +69,20 @@ static void check_shape(const char *label, int T, int ndocs, int Hq, int Hkv, in
         EXPECT(end - R[i].off < R[i].need + 256, "%s kind %d: %s takes %zu bytes for %zu", label, (int)kind,
                R[i].name, end - R[i].off, R[i].need);
     }
+    /* dq_room: at most 1/16 of what precedes dq_accum, and then the split fits dq_accum's room in
+     * dq_room_chunks chunks; none asked for, none there and the other regions as before it */
+    if (L.dq_room < L.bwd_rows) {
+        const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_at(&P, &L, L.dq_accum, L.bwd_rows - L.dq_accum, Hkv);
+        EXPECT(kind != FLAMIA_SM90_BF16 && (L.bwd_rows - L.dq_room) * FLAMIA_SM90_DQ_ROOM_GROWTH <= L.dq_accum + 256 * 16 &&
+                   flamia_sm90_dq_chunks(&P, pl.heads) <= P.dq_room_chunks,
+               "%s kind %d: dq_room %zu bytes (before dq_accum %zu), the split then in %d chunks", label, (int)kind,
+               L.bwd_rows - L.dq_room, L.dq_accum, flamia_sm90_dq_chunks(&P, pl.heads));
+        room_grown++;
+    }
+    P.dq_room_chunks = 0;
+    const struct flamia_sm90_layout L0 = flamia_sm90_layout_of(&P);
+    EXPECT(L0.bwd_rows == L0.dq_room && L0.dq_room == L.dq_room && L0.total == L.total - (L.bwd_rows - L.dq_room),
+           "%s kind %d: no growth asked, yet dq_room %zu bytes", label, (int)kind, L0.bwd_rows - L0.dq_room);
     *total = L.total;
 }
 
@@ -153,7 +174,8 @@ int main(void) {
         const int Hkv = rng_int(&r, 1, 8), Hq = Hkv * rng_int(&r, 1, 4), D = rng_int(&r, 0, 1) ? 128 : 64;
         size_t total[3];
         const enum flamia_sm90_kind kinds[3] = {FLAMIA_SM90_MXFP8, FLAMIA_SM90_MXFP8_EXACT, FLAMIA_SM90_BF16};
-        for (int j = 0; j < 3; j++) check_shape("random", T, ndocs, Hq, Hkv, D, kinds[j], &total[j]);
+        const int max_seqlen = rng_int(&r, (T + ndocs - 1) / ndocs, T);
+        for (int j = 0; j < 3; j++) check_shape("random", T, ndocs, max_seqlen, Hq, Hkv, D, kinds[j], &total[j]);
         EXPECT(total[0] == total[1] && total[2] > total[0], "T %d: totals mxfp8 %zu exact %zu bf16 %zu", T, total[0],
                total[1], total[2]);
         shapes++;
@@ -180,11 +202,12 @@ int main(void) {
     lens[0] = 262144;
     EXPECT(check_split("1x262144", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8) == 0, "1x262144: split past the cap");
     { /* the default mode's split as a call plans it (flamia_sm90_dq_plan_for_call: no GPU here, so an
-         H100's 132 SMs): at 6 chunks with the floor of 8 CTAs an SM, 16x4096 takes it (6 chunks,
-         the smallest grid 528 x 2 = 1056), 4x4096 not (132 x 2), its deterministic mode does (no floor) */
+         H100's 132 SMs): at 6 chunks with the floor of 8 CTAs an SM, in dq_accum's room grown by dq_room
+         to 4 heads, 16x4096 takes it (4 chunks, grids of 528 x 4 = 2112), 4x4096 not (132 x 4), its
+         deterministic mode does (no floor) */
         flamia_sm90_set_dq_split_max_chunks(6);
         flamia_sm90_set_dq_split_min_ctas(8);
-        const int shapes_n[2] = {16, 4}, want[2] = {6, 0};
+        const int shapes_n[2] = {16, 4}, want[2] = {4, 0};
         for (int i = 0; i < 2; i++) {
             int32_t c[17];
             for (int d = 0; d <= shapes_n[i]; d++) c[d] = 4096 * d;
@@ -196,21 +219,26 @@ int main(void) {
             EXPECT(flamia_sm90_dq_chunks(&P, pl.heads) == want[i], "%dx4096: the default mode's split in %d chunks, want %d",
                    shapes_n[i], flamia_sm90_dq_chunks(&P, pl.heads), want[i]);
             P.deterministic = 1;
-            EXPECT(flamia_sm90_dq_plan_for_call(&P, ws).heads == 3, "%dx4096: the deterministic mode's split in dq_accum's room",
+            EXPECT(flamia_sm90_dq_plan_for_call(&P, ws).heads == 4, "%dx4096: the deterministic mode's split in dq_accum's room",
                    shapes_n[i]);
+            P.dq_room_chunks = 0; /* without dq_room: 6 chunks of 3 heads, as measured in the sixty-fifth session */
+            P.deterministic = 0;
+            EXPECT(flamia_sm90_dq_plan_for_call(&P, flamia_sm90_layout_of(&P).total).heads == (i == 0 ? 3 : 0),
+                   "%dx4096: the split without dq_room", shapes_n[i]);
         }
         flamia_sm90_set_dq_split_max_chunks(FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS);
     }
     size_t fp8 = 0, bf16 = 0; /* 16 x 4096 tokens, 16 + 16 heads, d = 128: the figures docs/cuda-api.md gives */
-    check_shape("16x4096", 65536, 16, 16, 16, 128, FLAMIA_SM90_MXFP8, &fp8);
-    check_shape("16x4096", 65536, 16, 16, 16, 128, FLAMIA_SM90_BF16, &bf16);
+    check_shape("16x4096", 65536, 16, 4096, 16, 16, 128, FLAMIA_SM90_MXFP8, &fp8);
+    check_shape("16x4096", 65536, 16, 4096, 16, 16, 128, FLAMIA_SM90_BF16, &bf16);
     printf("workspace at 16x4096, 16 + 16 heads, d = 128: mxfp8 %.2f GB, bf16 %.2f GB\n", fp8 * 1e-9, bf16 * 1e-9);
+    EXPECT(room_grown > 0, "no random shape grew dq_room");
     if (failures) {
         fprintf(stderr, "test_workspace_layout: %d failures\n", failures);
         return 1;
     }
-    printf("test_workspace_layout: ok (%d random shapes x 3 kinds; split dQ over 300 random packings: turns %d, "
-           "chunks of kv heads %d, every head at once %d)\n",
-           shapes, split_forms[0], split_forms[1], split_forms[2]);
+    printf("test_workspace_layout: ok (%d random shapes x 3 kinds, %d layouts with dq_room; split dQ over 300 random "
+           "packings: turns %d, chunks of kv heads %d, every head at once %d)\n",
+           shapes, room_grown, split_forms[0], split_forms[1], split_forms[2]);
     return 0;
 }
