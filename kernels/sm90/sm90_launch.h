@@ -173,7 +173,10 @@ static inline size_t flamia_sm90_dq_codes_at(size_t base, int num_docs, int head
 /* Region dq_room's bytes: what the room from dq_accum (`base`, `room` bytes so far) lacks to hold the
  * split dQ's regions for ceil(Hkv / dq_room_chunks) kv heads of `per_kv` bytes, if that is at most
  * 1 / FLAMIA_SM90_DQ_ROOM_GROWTH of the `base` bytes before it; else 0. The curve it aims at (16x4096,
- * H100, sixty-fifth session): the split's backward 0.890x the reduce-adds' in 4 chunks, 0.936x in 6. */
+ * H100, sixty-fifth session): the split's backward 0.890x the reduce-adds' in 4 chunks, 0.936x in 6.
+ * Measured with it against without (H100, perf-notes "Backward kernel", sixty-sixth session): training
+ * call 0.969x at 16x4096 (4 chunks, not 6), 0.932x at 8x4096 (4 chunks clear the grid floor, 6 did
+ * not), 0.992-1.004x on ten other workloads. */
 #define FLAMIA_SM90_DQ_ROOM_CHUNKS 4
 #define FLAMIA_SM90_DQ_ROOM_GROWTH 16
 static inline size_t flamia_sm90_dq_room_bytes(const struct flamia_sm90_problem *p, size_t base, size_t room,
