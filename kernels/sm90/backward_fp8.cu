@@ -967,7 +967,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
 template <int KIND, int DQM, bool ORDER>
 __global__ void __launch_bounds__(256, 1)
     bwd_main_fp8(const __grid_constant__ BwdMaps maps, const MainParams p) {
-    static_assert(!(DQM != kDqAdds && ORDER), "the deterministic kernels run in the grid's own order");
+    static_assert(!(DQM == kDqTurns && ORDER), "the turns run in the grid's own order (a CTA waits only on earlier ones)");
     bwd_main_body<KIND, false, DQM, ORDER>(maps, p, nullptr);
 }
 template <int KIND>
@@ -1032,11 +1032,12 @@ static cudaError_t launch_fp8_dbg(const MainParams &mp, const BwdMaps &maps, uin
     return launch_fp8_grid(bwd_main_fp8_dbg<KIND>, attr, mp, stream, maps, mp, codes);
 }
 
-/* the kernel of the dQ mode (kDqAdds, kDqTurns, kDqSplit); kDqAdds by mp.order's launch order
- * where backward.cu made one, else in the grid's own order */
+/* the kernel of the dQ mode (kDqAdds, kDqTurns, kDqSplit); kDqAdds and kDqSplit by mp.order's
+ * launch order where backward.cu made one, else in the grid's own order */
 template <int KIND>
 static cudaError_t launch_fp8_mode(int dq_mode, const MainParams &mp, BwdMaps &maps, cudaStream_t stream) {
-    return dq_mode == kDqSplit   ? launch_fp8<KIND, kDqSplit, false>(mp, maps, stream)
+    return dq_mode == kDqSplit   ? (mp.order ? launch_fp8<KIND, kDqSplit, true>(mp, maps, stream)
+                                             : launch_fp8<KIND, kDqSplit, false>(mp, maps, stream))
            : dq_mode == kDqTurns ? launch_fp8<KIND, kDqTurns, false>(mp, maps, stream)
            : mp.order            ? launch_fp8<KIND, kDqAdds, true>(mp, maps, stream)
                                  : launch_fp8<KIND, kDqAdds, false>(mp, maps, stream);
