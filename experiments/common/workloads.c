@@ -7,7 +7,8 @@
  *   gqa:      gqa-16x1024 (16 query heads sharing 4 key/value heads)
  * Specs: "AxL" or "L" terms joined by '+' ("8192+32x256" = 1x8192 + 32x256; "160+96+45"),
  * "logu:T:MIN:MAX:SEED": lengths round(exp(U(ln MIN, ln MAX))) drawn with SEED until the
- * total reaches T, the last document truncated to what remains.
+ * total reaches T, the last document truncated to what remains. "gqa-SPEC" (not a catalogue
+ * name): SPEC with 16 query heads over 4 kv heads, as gqa-16x1024.
  * --scale S multiplies every length by S (rounded, at least 1) after generation, so a
  * scaled variable workload has the same shape as the full one.
  * data/workloads/catalogue.tsv is the output of `xp_workloads --tsv` (checked by a test). */
@@ -123,6 +124,8 @@ int xp_workload_make(const char *name, double scale, int heads, xp_workload *w, 
     for (int i = 0; i < n; i++)
         if (!strcmp(c[i].name, name)) e = &c[i];
     xp_catalogue_entry custom = {name, "custom", name, 16, 16, 128, "custom spec"};
+    if (!e && !strncmp(name, "gqa-", 4)) /* "gqa-SPEC": a custom spec with 16 query heads over 4 kv heads */
+        custom = (xp_catalogue_entry){name, "gqa", name + 4, 16, 4, 128, "custom spec, 16 query heads over 4 kv heads"};
     if (!e) e = &custom;
     lenvec v;
     if (parse_lengths(e->spec, &v, err, errlen)) return -1;

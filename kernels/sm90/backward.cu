@@ -117,20 +117,6 @@ static bool use_order(const struct flamia_sm90_problem *P) {
            (flamia_bwd_order_mode == 1 && P->max_seqlen <= order_max_seqlen(P->heads_q / P->heads_kv));
 }
 
-/* The split dQ's main kernel launches its CTAs longest first (bwd_order's table over a chunk's kv
- * heads) when FLAMIA_SM90_SPLIT_ORDER=1; 0 (the default): the grid's own order. Being measured,
- * sixty-sixth session: a list-scheduling model puts the grid order's tail at 1.5x the work's share
- * at gqa-16x1024 in 2 chunks, 1.07-1.10x at 16x1024, ~1.00 at 16x4096 in 4 chunks; longest first
- * 1.01-1.03x. The order does not change dQ (the dQ kernel sums the stored tiles in key order). */
-static int g_split_order = -1;
-static bool split_uses_order() {
-    if (g_split_order < 0) {
-        const char *e = getenv("FLAMIA_SM90_SPLIT_ORDER");
-        g_split_order = e && e[0] == '1' && !e[1] ? 1 : 0;
-    }
-    return g_split_order == 1;
-}
-
 extern "C" int flamia_sm90_bwd_uses_order(const struct flamia_sm90_problem *P) {
     return P->kind != FLAMIA_SM90_BF16 && !P->deterministic && P->dq_plan.heads == 0 && bwd_variant() != 0 && use_order(P);
 }
@@ -267,7 +253,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     }
     const int dq_mode = split ? kDqSplit : det ? kDqTurns : kDqAdds;
     if (split) { /* per chunk of kv heads: the main kernel stores its dS codes, the dQ kernel sums them */
-        int *order = split_uses_order() ? (int *)(ws + L.bwd_order) : nullptr;
+        int *order = plan.ordered ? (int *)(ws + L.bwd_order) : nullptr; /* longest first (cuda_api.cu) */
         int order_heads = 0; /* the kv heads the table in bwd_order was made for */
         for (int c = 0; c < dp.chunks; c++) { /* balanced: chunk sizes differ by at most one kv head */
             mp.hk0 = c * P->heads_kv / dp.chunks;

@@ -482,7 +482,10 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
  *   FLAMIA_SM90_DQ_SPLIT_CHUNKS    the most chunks (0: never, -1: no split in either mode, the
  *                                  reduce-adds or the turns), else FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS;
  *   FLAMIA_SM90_DQ_SPLIT_MIN_CTAS  the fewest CTAs an SM in each chunk's grid, else
- *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
+ *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM (grid order) or
+ *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED (longest first);
+ *   FLAMIA_SM90_SPLIT_ORDER        0: the split in the grid's order, 1: longest first, else by
+ *                                  the GQA group (FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP);
  *   FLAMIA_SM90_DQ_ROOM_CHUNKS     the chunks the workspace layout grows dq_accum's room for (region
  *                                  dq_room; 0: no growth), else FLAMIA_SM90_DQ_ROOM_CHUNKS. Read
  *                                  by every call's prepare, so a workspace query and the calls agree. */
@@ -492,7 +495,8 @@ struct EnvSetting {
 };
 static const int kUnread = -1000;
 static EnvSetting g_split_chunks = {"FLAMIA_SM90_DQ_SPLIT_CHUNKS", FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS, -1, kUnread};
-static EnvSetting g_split_min_ctas = {"FLAMIA_SM90_DQ_SPLIT_MIN_CTAS", FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM, 0, kUnread};
+static EnvSetting g_split_min_ctas = {"FLAMIA_SM90_DQ_SPLIT_MIN_CTAS", -1, -1, kUnread}; /* -1: the order's floor */
+static EnvSetting g_split_order = {"FLAMIA_SM90_SPLIT_ORDER", -1, -1, kUnread};      /* -1: by the group */
 static EnvSetting g_room_chunks = {"FLAMIA_SM90_DQ_ROOM_CHUNKS", FLAMIA_SM90_DQ_ROOM_CHUNKS, 0, kUnread};
 static int env_setting(EnvSetting *s) {
     int v = __atomic_load_n(&s->value, __ATOMIC_RELAXED);
@@ -507,19 +511,25 @@ static int env_setting(EnvSetting *s) {
 static void set_env_setting(EnvSetting *s, int n) { __atomic_store_n(&s->value, n < s->lo ? s->lo : n, __ATOMIC_RELAXED); }
 extern "C" int flamia_sm90_dq_split_max_chunks(void) { return env_setting(&g_split_chunks); }
 extern "C" void flamia_sm90_set_dq_split_max_chunks(int n) { set_env_setting(&g_split_chunks, n); }
-extern "C" int flamia_sm90_dq_split_min_ctas(void) { return env_setting(&g_split_min_ctas); }
+extern "C" int flamia_sm90_dq_split_min_ctas(int ordered) {
+    const int v = env_setting(&g_split_min_ctas);
+    return v >= 0 ? v : ordered ? FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED : FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
+}
 extern "C" void flamia_sm90_set_dq_split_min_ctas(int n) { set_env_setting(&g_split_min_ctas, n); }
 extern "C" int flamia_sm90_dq_room_chunks(void) { return env_setting(&g_room_chunks); }
 extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *P,
                                                                    size_t workspace_bytes) {
     struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(P, workspace_bytes, flamia_sm90_dq_split_max_chunks(), P->heads_kv);
+    const int order = env_setting(&g_split_order);
+    pl.ordered = pl.heads && (order >= 0 ? order == 1 : P->heads_q / P->heads_kv >= FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP);
     if (pl.heads && !P->deterministic) { /* the default mode: every chunk's grid past the floor */
         int dev = 0, sms = 0;
         if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
             (void)cudaGetLastError();
             sms = 132;
         }
-        if (flamia_sm90_dq_chunk_grid(P, pl.heads) < (long long)flamia_sm90_dq_split_min_ctas() * sms) pl.heads = 0;
+        if (flamia_sm90_dq_chunk_grid(P, pl.heads) < (long long)flamia_sm90_dq_split_min_ctas(pl.ordered) * sms)
+            pl.heads = pl.ordered = 0;
     }
     return pl;
 }

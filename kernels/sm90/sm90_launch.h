@@ -39,10 +39,12 @@ enum {
 };
 
 /* Where a backward's split dQ goes (flamia_sm90_dq_plan_of): regions ds_off, ds_next, ds_codes and
- * ds_fac (offsets from the workspace base) and the kv heads a chunk takes; heads 0: no split */
+ * ds_fac (offsets from the workspace base) and the kv heads a chunk takes; heads 0: no split.
+ * ordered: the main kernel launches each chunk's CTAs longest first (flamia_sm90_dq_plan_for_call) */
 struct flamia_sm90_dq_plan {
     int heads;
     size_t off, next, codes, fac;
+    int ordered;
 };
 
 /* A validated problem: every field checked by cuda_api.cu before a launch. */
@@ -310,7 +312,7 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
 static inline struct flamia_sm90_dq_plan flamia_sm90_dq_plan_at(const struct flamia_sm90_problem *p,
                                                                 const struct flamia_sm90_layout *L, size_t base,
                                                                 size_t bytes, int max_heads) {
-    struct flamia_sm90_dq_plan pl = {0, 0, 0, 0, 0};
+    struct flamia_sm90_dq_plan pl = {0, 0, 0, 0, 0, 0};
     if (L->ds_tiles_kv <= 0) return pl;
     pl.off = base;
     pl.codes = flamia_sm90_dq_codes_at(base, p->num_docs, p->heads_kv, &pl.next);
@@ -340,11 +342,21 @@ static inline long long flamia_sm90_dq_chunk_grid(const struct flamia_sm90_probl
     const int chunks = flamia_sm90_dq_chunks(p, heads);
     return chunks ? (long long)flamia_sm90_tile_slots(p->total_tokens, p->num_docs) * (p->heads_kv / chunks) : 0;
 }
-/* The default mode's split also wants every chunk's grid to hold at least this many
- * CTAs an SM: each chunk's grid ends on its longest CTAs, and 4x4096's 6 chunks of 264-396 CTAs
- * (2-3 an SM on an H100) lost 13 % to those tails while 16x4096's of 1056-1584 gained 7 % (perf-notes,
- * "Backward kernel", sixty-fifth session); FLAMIA_SM90_DQ_SPLIT_MIN_CTAS in the environment overrides it */
-#define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM 8
+/* The default mode's split also wants every chunk's grid to hold at least this many CTAs an SM,
+ * in the grid's own order: each chunk's grid ends on its longest CTAs. 4x4096's 6 chunks of 264-396
+ * CTAs (2-3 an SM on an H100) lost 13 % to those tails while 16x4096's of 1056-1584 gained 7 %
+ * (sixty-fifth session, floor 8); in 4 chunks of 528 (4 an SM) 4x4096's training call is 0.951x
+ * the reduce-adds' (sixty-sixth session). Launched longest first (GQA groups of
+ * FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP or more) the tails shrink, and the floor is the second number:
+ * gqa-16x1024's 2 chunks of 288 CTAs, 0.833x. perf-notes "Backward kernel", sixty-sixth session.
+ * FLAMIA_SM90_DQ_SPLIT_MIN_CTAS in the environment overrides both. */
+#define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM 4
+#define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED 2
+/* The split launches longest first for GQA groups of at least this many query heads: gqa-16x1024
+ * (groups of 4) 0.766x its backward in the grid's order; MHA 1.04-1.11x slower, the documents' CTAs
+ * no longer resident together (sixty-sixth session). FLAMIA_SM90_SPLIT_ORDER=0 / 1 in the
+ * environment: never / always. */
+#define FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP 4
 
 /* A call's split dQ with this workspace size: in the room past total (what the deterministic mode's
  * workspace size adds) or in regions dq_accum, dq_turn and dq_room (unused by the split), whichever
@@ -355,7 +367,7 @@ static inline struct flamia_sm90_dq_plan flamia_sm90_dq_plan_of(const struct fla
                                                                 size_t workspace_bytes, int max_chunks,
                                                                 int max_heads) {
     const struct flamia_sm90_layout L = flamia_sm90_layout_of(p);
-    const struct flamia_sm90_dq_plan none = {0, 0, 0, 0, 0};
+    const struct flamia_sm90_dq_plan none = {0, 0, 0, 0, 0, 0};
     if (max_chunks < 0) return none;
     const struct flamia_sm90_dq_plan past =
         workspace_bytes > L.total ? flamia_sm90_dq_plan_at(p, &L, L.total, workspace_bytes - L.total, max_heads) : none;
@@ -393,13 +405,16 @@ extern "C" {
 #endif
 int flamia_sm90_dq_split_max_chunks(void);
 void flamia_sm90_set_dq_split_max_chunks(int n);
-int flamia_sm90_dq_split_min_ctas(void); /* per SM (FLAMIA_SM90_DQ_SPLIT_MIN_CTAS) */
-void flamia_sm90_set_dq_split_min_ctas(int n);
+int flamia_sm90_dq_split_min_ctas(int ordered); /* per SM (FLAMIA_SM90_DQ_SPLIT_MIN_CTAS, else the floor of
+                                                the order: ..._MIN_CTAS_PER_SM or ..._MIN_CTAS_ORDERED) */
+void flamia_sm90_set_dq_split_min_ctas(int n); /* both floors; -1: back to the defaults */
 /* The chunks the workspace layout grows dq_accum's room for (problem.dq_room_chunks;
  * FLAMIA_SM90_DQ_ROOM_CHUNKS in the environment, else the macro) */
 int flamia_sm90_dq_room_chunks(void);
 /* The split dQ plan a backward call takes with this workspace on the current device (cuda_api.cu):
- * flamia_sm90_dq_plan_of with the limits above, and in the default mode the grid floor */
+ * flamia_sm90_dq_plan_of with the limits above, its launch order (GQA groups of
+ * FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP or more, FLAMIA_SM90_SPLIT_ORDER), and in the default mode the
+ * grid floor of that order */
 struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *p, size_t workspace_bytes);
 #ifdef __cplusplus
 }

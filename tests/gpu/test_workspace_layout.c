@@ -202,30 +202,50 @@ int main(void) {
     lens[0] = 262144;
     EXPECT(check_split("1x262144", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8) == 0, "1x262144: split past the cap");
     { /* the default mode's split as a call plans it (flamia_sm90_dq_plan_for_call: no GPU here, so an
-         H100's 132 SMs): at 6 chunks with the floor of 8 CTAs an SM, in dq_accum's room grown by dq_room
-         to 4 heads, 16x4096 takes it (4 chunks, grids of 528 x 4 = 2112), 4x4096 not (132 x 4), its
-         deterministic mode does (no floor) */
+         H100's 132 SMs), at 6 chunks with the default floors (4 CTAs an SM in the grid's order, 2
+         longest first) in dq_accum's room grown by dq_room: documents x length / kv heads -> chunks,
+         longest first. 16x4096: 4 chunks of 2,112 CTAs; 4x4096: 4 of 528 (at the floor); 2x4096: 264,
+         none; gqa-16x1024: 2 chunks of 288, ordered (floor 264); gqa-8x1024: 144, none; 8x2048: 3
+         chunks of 680-816. Every deterministic mode takes it (no floor). */
         flamia_sm90_set_dq_split_max_chunks(6);
-        flamia_sm90_set_dq_split_min_ctas(8);
-        const int shapes_n[2] = {16, 4}, want[2] = {4, 0};
-        for (int i = 0; i < 2; i++) {
+        flamia_sm90_set_dq_split_min_ctas(-1);
+        const struct { int n, len, hkv, chunks, ordered; } cases[] = {
+            {16, 4096, 16, 4, 0}, {4, 4096, 16, 4, 0}, {2, 4096, 16, 0, 0},
+            {16, 1024, 4, 2, 1},  {8, 1024, 4, 0, 0},  {8, 2048, 16, 3, 0},
+        };
+        for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
             int32_t c[17];
-            for (int d = 0; d <= shapes_n[i]; d++) c[d] = 4096 * d;
-            struct flamia_sm90_problem P = gpu_problem_of_kind(FLAMIA_SM90_MXFP8, c[shapes_n[i]], shapes_n[i], 16, 16, 128);
+            for (int d = 0; d <= cases[i].n; d++) c[d] = cases[i].len * d;
+            struct flamia_sm90_problem P =
+                gpu_problem_of_kind(FLAMIA_SM90_MXFP8, c[cases[i].n], cases[i].n, 16, cases[i].hkv, 128);
             P.causal = 1;
-            P.max_seqlen = 4096;
+            P.max_seqlen = cases[i].len;
             const size_t ws = flamia_sm90_layout_of(&P).total;
             const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_for_call(&P, ws);
-            EXPECT(flamia_sm90_dq_chunks(&P, pl.heads) == want[i], "%dx4096: the default mode's split in %d chunks, want %d",
-                   shapes_n[i], flamia_sm90_dq_chunks(&P, pl.heads), want[i]);
+            EXPECT(flamia_sm90_dq_chunks(&P, pl.heads) == cases[i].chunks && pl.ordered == cases[i].ordered,
+                   "%dx%d over %d kv heads: the default mode's split in %d chunks (ordered %d), want %d (%d)",
+                   cases[i].n, cases[i].len, cases[i].hkv, flamia_sm90_dq_chunks(&P, pl.heads), pl.ordered,
+                   cases[i].chunks, cases[i].ordered);
             P.deterministic = 1;
-            EXPECT(flamia_sm90_dq_plan_for_call(&P, ws).heads == 4, "%dx4096: the deterministic mode's split in dq_accum's room",
-                   shapes_n[i]);
-            P.dq_room_chunks = 0; /* without dq_room: 6 chunks of 3 heads, as measured in the sixty-fifth session */
-            P.deterministic = 0;
-            EXPECT(flamia_sm90_dq_plan_for_call(&P, flamia_sm90_layout_of(&P).total).heads == (i == 0 ? 3 : 0),
-                   "%dx4096: the split without dq_room", shapes_n[i]);
+            const struct flamia_sm90_dq_plan det = flamia_sm90_dq_plan_for_call(&P, ws);
+            EXPECT(det.heads > 0 && det.ordered == (cases[i].hkv < 16),
+                   "%dx%d over %d kv heads: the deterministic mode's split in dq_accum's room", cases[i].n, cases[i].len,
+                   cases[i].hkv);
         }
+        for (int i = 0; i < 2; i++) { /* without dq_room: 6 chunks of 3 heads at 16x4096 (as measured in the
+                                         sixty-fifth session) */
+            int32_t c[17];
+            const int n = i ? 4 : 16;
+            for (int d = 0; d <= n; d++) c[d] = 4096 * d;
+            struct flamia_sm90_problem P = gpu_problem_of_kind(FLAMIA_SM90_MXFP8, c[n], n, 16, 16, 128);
+            P.causal = 1;
+            P.max_seqlen = 4096;
+            P.dq_room_chunks = 0;
+            flamia_sm90_set_dq_split_min_ctas(8);
+            EXPECT(flamia_sm90_dq_plan_for_call(&P, flamia_sm90_layout_of(&P).total).heads == (i == 0 ? 3 : 0),
+                   "%dx4096: the split without dq_room, floor 8", n);
+        }
+        flamia_sm90_set_dq_split_min_ctas(-1);
         flamia_sm90_set_dq_split_max_chunks(FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS);
     }
     size_t fp8 = 0, bf16 = 0; /* 16 x 4096 tokens, 16 + 16 heads, d = 128: the figures docs/cuda-api.md gives */
