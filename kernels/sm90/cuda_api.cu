@@ -484,8 +484,9 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
  *   FLAMIA_SM90_DQ_SPLIT_MIN_CTAS  the fewest CTAs an SM in each chunk's grid, else
  *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM (grid order) or
  *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED (longest first);
- *   FLAMIA_SM90_SPLIT_ORDER        0: the split in the grid's order, 1: longest first, else by
- *                                  the GQA group (FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP);
+ *   FLAMIA_SM90_SPLIT_ORDER        0: the split in the grid's order, 1: longest first, else
+ *                                  longest first for GQA groups of FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP
+ *                                  or more whose chunks' grids miss FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
  *   FLAMIA_SM90_DQ_ROOM_CHUNKS     the chunks the workspace layout grows dq_accum's room for (region
  *                                  dq_room; 0: no growth), else FLAMIA_SM90_DQ_ROOM_CHUNKS. Read
  *                                  by every call's prepare, so a workspace query and the calls agree. */
@@ -520,16 +521,18 @@ extern "C" int flamia_sm90_dq_room_chunks(void) { return env_setting(&g_room_chu
 extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *P,
                                                                    size_t workspace_bytes) {
     struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(P, workspace_bytes, flamia_sm90_dq_split_max_chunks(), P->heads_kv);
-    const int order = env_setting(&g_split_order);
-    pl.ordered = pl.heads && (order >= 0 ? order == 1 : P->heads_q / P->heads_kv >= FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP);
-    if (pl.heads && !P->deterministic) { /* the default mode: every chunk's grid past the floor */
-        int dev = 0, sms = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-            (void)cudaGetLastError();
-            sms = 132;
-        }
-        if (flamia_sm90_dq_chunk_grid(P, pl.heads) < (long long)flamia_sm90_dq_split_min_ctas(pl.ordered) * sms)
-            pl.heads = pl.ordered = 0;
+    if (!pl.heads) return pl;
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        sms = 132;
     }
+    const long long grid = flamia_sm90_dq_chunk_grid(P, pl.heads); /* the smallest chunk's */
+    const int order = env_setting(&g_split_order);
+    pl.ordered = order >= 0 ? order == 1
+                            : P->heads_q / P->heads_kv >= FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP &&
+                                  grid < (long long)FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM * sms;
+    /* the default mode: every chunk's grid past the floor of its order */
+    if (!P->deterministic && grid < (long long)flamia_sm90_dq_split_min_ctas(pl.ordered) * sms) pl.heads = pl.ordered = 0;
     return pl;
 }

@@ -342,20 +342,19 @@ static inline long long flamia_sm90_dq_chunk_grid(const struct flamia_sm90_probl
     const int chunks = flamia_sm90_dq_chunks(p, heads);
     return chunks ? (long long)flamia_sm90_tile_slots(p->total_tokens, p->num_docs) * (p->heads_kv / chunks) : 0;
 }
-/* The default mode's split also wants every chunk's grid to hold at least this many CTAs an SM,
- * in the grid's own order: each chunk's grid ends on its longest CTAs. 4x4096's 6 chunks of 264-396
- * CTAs (2-3 an SM on an H100) lost 13 % to those tails while 16x4096's of 1056-1584 gained 7 %
- * (sixty-fifth session, floor 8); in 4 chunks of 528 (4 an SM) 4x4096's training call is 0.951x
- * the reduce-adds' (sixty-sixth session). Launched longest first (GQA groups of
- * FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP or more) the tails shrink, and the floor is the second number:
- * gqa-16x1024's 2 chunks of 288 CTAs, 0.833x. perf-notes "Backward kernel", sixty-sixth session.
- * FLAMIA_SM90_DQ_SPLIT_MIN_CTAS in the environment overrides both. */
-#define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM 4
+/* The default mode's split also wants every chunk's grid to hold at least this many CTAs an SM in
+ * the grid's own order: each chunk's grid ends on its longest CTAs. 4x4096's 6 chunks of 264-396 CTAs
+ * (2-3 an SM on an H100) lost 13 % to those tails while 16x4096's of 1056-1584 gained 7 %
+ * (perf-notes, "Backward kernel", sixty-fifth session). FLAMIA_SM90_DQ_SPLIT_MIN_CTAS in the
+ * environment overrides it and the next floor. */
+#define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM 8
+/* GQA groups of at least FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP query heads whose chunks miss that floor
+ * launch each chunk's CTAs longest first instead (bwd_order's table), down to this floor: the
+ * training call 0.71-0.88x the reduce-adds' on gqa-16x1024, gqa-32x1024 and gqa-16x2048 (2.1-4.4
+ * CTAs an SM). MHA's split lost 3-11 % launched longest first (its documents' CTAs no longer
+ * resident together), as did the deterministic mode's GQA at 8.7 CTAs an SM (+2.5 %). Both modes'
+ * plans follow this (sixty-sixth session); FLAMIA_SM90_SPLIT_ORDER=0 / 1: never / always. */
 #define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED 2
-/* The split launches longest first for GQA groups of at least this many query heads: gqa-16x1024
- * (groups of 4) 0.766x its backward in the grid's order; MHA 1.04-1.11x slower, the documents' CTAs
- * no longer resident together (sixty-sixth session). FLAMIA_SM90_SPLIT_ORDER=0 / 1 in the
- * environment: never / always. */
 #define FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP 4
 
 /* A call's split dQ with this workspace size: in the room past total (what the deterministic mode's
@@ -412,9 +411,9 @@ void flamia_sm90_set_dq_split_min_ctas(int n); /* both floors; -1: back to the d
  * FLAMIA_SM90_DQ_ROOM_CHUNKS in the environment, else the macro) */
 int flamia_sm90_dq_room_chunks(void);
 /* The split dQ plan a backward call takes with this workspace on the current device (cuda_api.cu):
- * flamia_sm90_dq_plan_of with the limits above, its launch order (GQA groups of
- * FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP or more, FLAMIA_SM90_SPLIT_ORDER), and in the default mode the
- * grid floor of that order */
+ * flamia_sm90_dq_plan_of with the limits above, its launch order (longest first for GQA groups of
+ * FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP or more whose chunks' grids miss the grid order's floor;
+ * FLAMIA_SM90_SPLIT_ORDER), and in the default mode the floor of that order */
 struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *p, size_t workspace_bytes);
 #ifdef __cplusplus
 }

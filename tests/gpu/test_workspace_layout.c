@@ -202,19 +202,20 @@ int main(void) {
     lens[0] = 262144;
     EXPECT(check_split("1x262144", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8) == 0, "1x262144: split past the cap");
     { /* the default mode's split as a call plans it (flamia_sm90_dq_plan_for_call: no GPU here, so an
-         H100's 132 SMs), at 6 chunks with the default floors (4 CTAs an SM in the grid's order, 2
-         longest first) in dq_accum's room grown by dq_room: documents x length / kv heads -> chunks,
-         longest first. 16x4096: 4 chunks of 2,112 CTAs; 4x4096: 4 of 528 (at the floor); 2x4096: 264,
-         none; gqa-16x1024: 2 chunks of 288, ordered (floor 264); gqa-8x1024: 144, none; 8x2048: 3
-         chunks of 680-816. Every deterministic mode takes it (no floor). */
+         H100's 132 SMs), at 6 chunks with the default floors (8 CTAs an SM in the grid's order; GQA
+         groups of 4 under it longest first, 2 an SM) in dq_accum's room grown by dq_room: documents x
+         length / kv heads -> chunks, longest first. 16x4096: 4 chunks of 2,112 CTAs; 4x4096: 4 of 528,
+         none (MHA); 2x4096: none; gqa-16x1024: 2 chunks of 288, ordered (floor 264); gqa-8x1024: 144,
+         none; 8x2048: 3 chunks of 680-816, none; gqa-64x1024: 2 chunks of 1,152, the grid's order.
+         Every deterministic mode takes it (no floor), longest first where the default mode would. */
         flamia_sm90_set_dq_split_max_chunks(6);
         flamia_sm90_set_dq_split_min_ctas(-1);
         const struct { int n, len, hkv, chunks, ordered; } cases[] = {
-            {16, 4096, 16, 4, 0}, {4, 4096, 16, 4, 0}, {2, 4096, 16, 0, 0},
-            {16, 1024, 4, 2, 1},  {8, 1024, 4, 0, 0},  {8, 2048, 16, 3, 0},
+            {16, 4096, 16, 4, 0}, {4, 4096, 16, 0, 0}, {2, 4096, 16, 0, 0},  {16, 1024, 4, 2, 1},
+            {8, 1024, 4, 0, 0},   {8, 2048, 16, 0, 0}, {64, 1024, 4, 2, 0},
         };
         for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
-            int32_t c[17];
+            int32_t c[65];
             for (int d = 0; d <= cases[i].n; d++) c[d] = cases[i].len * d;
             struct flamia_sm90_problem P =
                 gpu_problem_of_kind(FLAMIA_SM90_MXFP8, c[cases[i].n], cases[i].n, 16, cases[i].hkv, 128);
@@ -228,7 +229,7 @@ int main(void) {
                    cases[i].chunks, cases[i].ordered);
             P.deterministic = 1;
             const struct flamia_sm90_dq_plan det = flamia_sm90_dq_plan_for_call(&P, ws);
-            EXPECT(det.heads > 0 && det.ordered == (cases[i].hkv < 16),
+            EXPECT(det.heads > 0 && det.ordered == (cases[i].hkv < 16 && flamia_sm90_dq_chunk_grid(&P, det.heads) < 8 * 132),
                    "%dx%d over %d kv heads: the deterministic mode's split in dq_accum's room", cases[i].n, cases[i].len,
                    cases[i].hkv);
         }
