@@ -1,0 +1,36 @@
+#!/bin/bash
+# Queued by the sixty-sixth session (no H200 came in the sixty-fifth or sixty-sixth). Carry build-carry
+# (bash dev/carry_bins.sh at the commit measured) and .whl (the cudnn-fp8 peer). Pass
+# FLAMIA_GIT_COMMIT=<hash>. Best on an H200 (the acceptance GPU); on an H100 every step still tells.
+# 1. Every gpu test program (since the sixty-sixth session: region dq_room, GQA's split longest first).
+# 2. Table D's pair (pipelines/config.yaml deterministic_default / deterministic_on) into $OUT. On an
+#    H200: copy them to data/measured/h200/ and drop data/measured/h100's pair (tables.smk reads the
+#    first folder with a pair, h100 first). On an H100: they replace data/measured/h100's (its GQA
+#    rows predate the order). Then `snakemake -c2 paper_tables/table_d_deterministic_cost.md`.
+# 3. The acceptance ratios, the default mode then the deterministic one, 3 rounds each
+#    (dev/sessions/sixty-fifth_ratios.sh). On an H200 the default run's file becomes
+#    data/measured/h200/ratios_gpu.h5 (set its git_commit) and perf-notes "Where the targets stand"
+#    takes its figures. Predicted from the H100 (sixty-sixth session: 364-366 TFLOP/s, 0.841-0.848x):
+#    on an H200 backward ~365-380 TFLOP/s at 16x4096 (336 at d8dca16), training call ~0.84-0.87x
+#    cuDNN BF16 (0.818x), gqa-16x1024 ~0.85-0.92x.
+export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
+export LD_LIBRARY_PATH=$PWD/build-carry/kernels:/usr/local/cuda/lib64
+OUT=${OUT:-/tmp/flamia-out}; mkdir -p $OUT/logs
+C=build-carry
+t0=$(date +%s)
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
+for t in test_gpu_backward test_gpu_api test_gpu_forward test_gpu_quantize test_gpu_leak test_gpu_consistency \
+         test_gpu_ref64 test_gpu_padded test_gpu_scale_shift test_gpu_e4m3_cvt; do
+  s=$(date +%s); timeout 200 $C/tests/gpu/$t > $OUT/logs/$t.log 2>&1
+  echo "$t rc=$? ($(( $(date +%s) - s )) s): $(tail -n 1 $OUT/logs/$t.log | cut -c1-150)"
+done
+grep -oE "\| dQ [a-zA-Z0-9(), -]+$" $OUT/logs/test_gpu_backward.log | sort | uniq -c
+if true; then # Table D on any GPU (see 2.)
+  D="--workloads 4x4096,16x4096,8192+224x256,gqa-16x1024 --recipes mxfp8,mxfp8-exact --passes bwd --warmup 3 --iters 20 --verify-rows 0 --quiet"
+  timeout 150 $C/experiments/latency/latency --backend cuda $D --out $OUT/deterministic_default.h5 > /dev/null 2>&1; echo "table D default rc=$?"
+  timeout 150 $C/experiments/latency/latency --backend cuda $D --deterministic --out $OUT/deterministic_on.h5 > /dev/null 2>&1; echo "table D deterministic rc=$?"
+fi
+tar -C $OUT -czf $OUT/tests.tgz logs && rm -rf $OUT/logs
+echo "tests done ($(( $(date +%s) - t0 )) s)"
+MODES="default det" bash dev/sessions/sixty-fifth_ratios.sh
+echo "done ($(( $(date +%s) - t0 )) s)"
