@@ -17,7 +17,7 @@ python3 - $OUT <<'PY'
 import sys, h5py
 d = sys.argv[1]
 a = h5py.File(d + "/deterministic_default.h5")["timings"]; b = h5py.File(d + "/deterministic_on.h5")["timings"]
-key = lambda h, i: (h["workload"][i].decode(), h["recipe"][i].decode())
+key = lambda h, i: (h["workload"][i].decode(), h["system"][i].decode().replace("-det", ""))
 ta = {key(a, i): a["ms"][i] for i in range(a["ms"].shape[0])}
 for i in range(b["ms"].shape[0]):
     k = key(b, i)

@@ -647,21 +647,24 @@ def table_d_det(args, cfg, inputs):
     caption = ("The backward alone with dQ summed in a fixed order (flamia_cuda_set_deterministic; given the larger "
                "workspace flamia_cuda_workspace_size asks for with the mode on, as experiments/latency --deterministic "
                "does, the FP8 recipes' main kernel stores its dS codes and a second kernel sums dQ per query tile in "
-               "key-tile order: the split dQ, docs/cuda-api.md) against the default (FP32 TMA reduce-adds in whatever "
-               "order the CTAs finish); median latency, both from one command (experiments/latency --passes bwd, "
+               "key-tile order: the split dQ, docs/cuda-api.md) against the default mode (the same split in its own "
+               "workspace where it fits in few, large chunks, else FP32 TMA reduce-adds in whatever order the CTAs "
+               "finish); median latency, both from one command (experiments/latency --passes bwd, "
                "with and without --deterministic). A negative cost: the deterministic mode is the faster one, for "
                "an O(N^2) workspace (2.3 GB more at 16x4096). Paper (Table D, B200): +5-12%% with MHA, +20-34%% "
                "with GQA. Sources: %s" % " | ".join(provs))
     notes = ["gqa-16x1024 has 4 query heads per kv head; the other workloads are MHA.",
-             "Measured on an H100 in the sixty-fifth session (commit d316dca, the split's first files); the "
-             "H200's files in data/measured/h200 predate the split: there the mode took turns (the key tiles "
-             "adding into a query tile one after another, which it still does where neither the workspace it "
-             "asks for nor the FP32 dQ accumulator's room holds one kv head's share), +19.8..+34.3 % (commit "
-             "469dffe). Where the turns' cost goes: docs/perf-notes.md, Backward kernel, twentieth session; "
-             "the split's: sixty-fourth and sixty-fifth sessions.",
-             "The default column is the reduce-adds at d316dca. Since the sixty-fifth session the default mode "
-             "itself takes the split in its own workspace where it fits in few, large chunks (of these rows "
-             "16x4096: backward 7.77 ms against the reduce-adds' 8.33 on the same H100; docs/cuda-api.md)."]
+             "Measured on an H100 in the sixty-sixth session (commit cf50624); the H200's files in "
+             "data/measured/h200 predate the split: there the mode took turns (the key tiles adding into a query "
+             "tile one after another, which it still does where neither the workspace it asks for nor the FP32 "
+             "dQ accumulator's room holds one kv head's share), +19.8..+34.3 % (commit 469dffe). Where the "
+             "turns' cost goes: docs/perf-notes.md, Backward kernel, twentieth session; the split's: "
+             "sixty-fourth to sixty-sixth sessions.",
+             "The default column is the default mode at cf50624, which itself takes the split in its own "
+             "workspace where it fits in few, large chunks (of these rows 16x4096, in 4 chunks, and "
+             "gqa-16x1024, in 2 launched longest first); the others take the FP32 reduce-adds. At d316dca, "
+             "with the reduce-adds everywhere, the deterministic mode was 12.0-20.4 % faster on every row "
+             "(docs/perf-notes.md, sixty-fifth and sixty-sixth sessions)."]
     write_table(args.md, args.tex, title, caption, header, rows, notes, "tab:det-cost")
 
 
