@@ -348,6 +348,12 @@ static inline long long flamia_sm90_dq_chunk_grid(const struct flamia_sm90_probl
  * (perf-notes, "Backward kernel", sixty-fifth session). FLAMIA_SM90_DQ_SPLIT_MIN_CTAS in the
  * environment overrides it and the next floor. */
 #define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM 8
+/* Where max_seqlen is FLAMIA_SM90_DQ_SPLIT_LONG_DOC or more, the grid order's floor is this instead:
+ * in the grid's order 4x4096's 4 chunks of 528 CTAs (4 an SM) and 6x4096's of 792 gained 5 % on the
+ * training call, 8x2048's (5.2 an SM) and 8x1024's (4.4) did not (1.000x, 1.021x; sixty-sixth
+ * session, rule E). Being measured as rule G (dev/sessions/sixty-sixth_rule_g.sh). */
+#define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_LONG 4
+#define FLAMIA_SM90_DQ_SPLIT_LONG_DOC 4096
 /* GQA groups of at least FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP query heads whose chunks miss that floor
  * launch each chunk's CTAs longest first instead (bwd_order's table), down to this floor: the
  * training call 0.69-0.87x the reduce-adds' on gqa-16x1024, gqa-32x1024, gqa-16x2048 and five shapes
@@ -404,8 +410,8 @@ extern "C" {
 #endif
 int flamia_sm90_dq_split_max_chunks(void);
 void flamia_sm90_set_dq_split_max_chunks(int n);
-int flamia_sm90_dq_split_min_ctas(int ordered); /* per SM (FLAMIA_SM90_DQ_SPLIT_MIN_CTAS, else the floor of
-                                                the order: ..._MIN_CTAS_PER_SM or ..._MIN_CTAS_ORDERED) */
+int flamia_sm90_dq_split_min_ctas(int ordered, int max_seqlen); /* per SM (FLAMIA_SM90_DQ_SPLIT_MIN_CTAS, else
+                                     the floor of the order and length: ..._MIN_CTAS_PER_SM, _LONG, _ORDERED) */
 void flamia_sm90_set_dq_split_min_ctas(int n); /* both floors; -1: back to the defaults */
 /* The chunks the workspace layout grows dq_accum's room for (problem.dq_room_chunks;
  * FLAMIA_SM90_DQ_ROOM_CHUNKS in the environment, else the macro) */
