@@ -348,11 +348,13 @@ static inline long long flamia_sm90_dq_chunk_grid(const struct flamia_sm90_probl
  * (perf-notes, "Backward kernel", sixty-fifth session). FLAMIA_SM90_DQ_SPLIT_MIN_CTAS in the
  * environment overrides it and the next floor. */
 #define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM 8
-/* Where max_seqlen is FLAMIA_SM90_DQ_SPLIT_LONG_DOC or more, the grid order's floor is this instead:
+/* Where max_seqlen is FLAMIA_SM90_DQ_SPLIT_LONG_DOC or more, the grid order's floor is this instead.
+ * Rule G, prepared and not measured (the sixty-sixth session's device time ran out), would make it 4:
  * in the grid's order 4x4096's 4 chunks of 528 CTAs (4 an SM) and 6x4096's of 792 gained 5 % on the
  * training call, 8x2048's (5.2 an SM) and 8x1024's (4.4) did not (1.000x, 1.021x; sixty-sixth
- * session, rule E). Being measured as rule G (dev/sessions/sixty-sixth_rule_g.sh). */
-#define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_LONG 4
+ * session, rule E). To measure it: set 4 here, `bash dev/carry_bins.sh`, run
+ * dev/sessions/sixty-sixth_rule_g.sh, whose rule decides. Until then the general floor. */
+#define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_LONG 8
 #define FLAMIA_SM90_DQ_SPLIT_LONG_DOC 4096
 /* GQA groups of at least FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP query heads whose chunks miss that floor
  * launch each chunk's CTAs longest first instead (bwd_order's table), down to this floor: the
