@@ -98,3 +98,15 @@ dev_order_ab() {
     done
   done
 }
+# dev_gpu_tests BIN LOGDIR TEST...: each gpu test program BIN/TEST (200 s each), its rc, time and
+# last line; its log LOGDIR/TEST.log; then the dQ paths test_gpu_backward took, counted
+dev_gpu_tests() {
+  local bin=$1 logs=$2 t s; shift 2
+  mkdir -p "$logs"
+  for t in "$@"; do
+    s=$(date +%s); timeout 200 "$bin/$t" > "$logs/$t.log" 2>&1
+    echo "$t rc=$? ($(( $(date +%s) - s )) s): $(tail -n 1 "$logs/$t.log" | cut -c1-150)"
+  done
+  [ -f "$logs/test_gpu_backward.log" ] && grep -oE "\| dQ [a-zA-Z0-9(), -]+$" "$logs/test_gpu_backward.log" | sort | uniq -c
+  return 0
+}

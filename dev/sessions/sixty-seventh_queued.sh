@@ -19,12 +19,9 @@ OUT=${OUT:-/tmp/flamia-out}; mkdir -p $OUT/logs
 C=build-carry
 t0=$(date +%s)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
-for t in test_gpu_backward test_gpu_api test_gpu_forward test_gpu_quantize test_gpu_leak test_gpu_consistency \
-         test_gpu_ref64 test_gpu_padded test_gpu_scale_shift test_gpu_e4m3_cvt; do
-  s=$(date +%s); timeout 200 $C/tests/gpu/$t > $OUT/logs/$t.log 2>&1
-  echo "$t rc=$? ($(( $(date +%s) - s )) s): $(tail -n 1 $OUT/logs/$t.log | cut -c1-150)"
-done
-grep -oE "\| dQ [a-zA-Z0-9(), -]+$" $OUT/logs/test_gpu_backward.log | sort | uniq -c
+. dev/device_lib.sh
+dev_gpu_tests $C/tests/gpu $OUT/logs test_gpu_backward test_gpu_api test_gpu_forward test_gpu_quantize test_gpu_leak \
+  test_gpu_consistency test_gpu_ref64 test_gpu_padded test_gpu_scale_shift test_gpu_e4m3_cvt
 if true; then # Table D on any GPU (see 2.)
   D="--workloads 4x4096,16x4096,8192+224x256,gqa-16x1024 --recipes mxfp8,mxfp8-exact --passes bwd --warmup 3 --iters 20 --verify-rows 0 --quiet"
   timeout 150 $C/experiments/latency/latency --backend cuda $D --out $OUT/deterministic_default.h5 > /dev/null 2>&1; echo "table D default rc=$?"

@@ -21,19 +21,5 @@ for m in G A G2 A2; do
   case $m in A*) export FLAMIA_SM90_DQ_SPLIT_MIN_CTAS=8 ;; *) unset FLAMIA_SM90_DQ_SPLIT_MIN_CTAS ;; esac
   timeout 100 $C/experiments/latency/latency --backend cuda $W --out $OUT/logs/lat_$m.h5 > $OUT/logs/lat_$m.log 2>&1; echo "latency $m rc=$?"
 done
-python3 - $OUT/logs <<'PY'
-import sys, h5py
-d = sys.argv[1]; t = {}; ws = []
-for m in ("G", "A", "G2", "A2"):
-    h = h5py.File("%s/lat_%s.h5" % (d, m))["timings"]
-    for i in range(h["ms"].shape[0]):
-        w = h["workload"][i].decode()
-        if w not in ws: ws.append(w)
-        t[(w, h["pass"][i].decode(), m)] = h["ms"][i]
-print("| workload | pass | G (2 runs) | A (2 runs) | G / A (best of 2) |")
-for w in ws:
-    for p in ("bwd", "train"):
-        x = [t[(w, p, "G")], t[(w, p, "G2")]]; y = [t[(w, p, "A")], t[(w, p, "A2")]]
-        print("| %s | %s | %.3f %.3f | %.3f %.3f | %.3f |" % (w, p, x[0], x[1], y[0], y[1], min(x) / min(y)))
-PY
+python3 dev/sessions/ab_table.py $OUT/logs G:A:"default mode"
 tar -C $OUT -czf $OUT/logs.tgz logs && rm -rf $OUT/logs

@@ -359,8 +359,9 @@ static inline long long flamia_sm90_dq_chunk_grid(const struct flamia_sm90_probl
 /* GQA groups of at least FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP query heads whose chunks miss that floor
  * launch each chunk's CTAs longest first instead (bwd_order's table), down to this floor: the
  * training call 0.69-0.87x the reduce-adds' on gqa-16x1024, gqa-32x1024, gqa-16x2048 and five shapes
- * new to the rule (2.1-6.5 CTAs an SM). MHA's split lost 3-11 % launched longest first (its documents' CTAs no longer
- * resident together), as did the deterministic mode's GQA at 8.7 CTAs an SM (+2.5 %). Both modes'
+ * new to the rule (2.1-6.5 CTAs an SM). MHA's training call lost 2-10 % with its split launched
+ * longest first (its documents' CTAs no longer resident together), as did the deterministic mode's
+ * GQA at 8.7 CTAs an SM (+2.5 %). Both modes'
  * plans follow this (sixty-sixth session); FLAMIA_SM90_SPLIT_ORDER=0 / 1: never / always. */
 #define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED 2
 #define FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP 4
