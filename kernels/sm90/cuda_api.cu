@@ -482,10 +482,8 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
  *   FLAMIA_SM90_DQ_SPLIT_CHUNKS    the most chunks (0: never, -1: no split in either mode, the
  *                                  reduce-adds or the turns), else FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS;
  *   FLAMIA_SM90_DQ_SPLIT_MIN_CTAS  the fewest CTAs an SM in each chunk's grid, else
- *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM (grid order),
- *                                  ..._MIN_CTAS_LONG (grid order, documents of
- *                                  FLAMIA_SM90_DQ_SPLIT_LONG_DOC tokens or more) or
- *                                  ..._MIN_CTAS_ORDERED (longest first);
+ *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM (grid order) or
+ *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED (longest first);
  *   FLAMIA_SM90_SPLIT_ORDER        0: the split in the grid's order, 1: longest first, else
  *                                  longest first for GQA groups of FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP
  *                                  or more whose chunks' grids miss FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
@@ -514,12 +512,9 @@ static int env_setting(EnvSetting *s) {
 static void set_env_setting(EnvSetting *s, int n) { __atomic_store_n(&s->value, n < s->lo ? s->lo : n, __ATOMIC_RELAXED); }
 extern "C" int flamia_sm90_dq_split_max_chunks(void) { return env_setting(&g_split_chunks); }
 extern "C" void flamia_sm90_set_dq_split_max_chunks(int n) { set_env_setting(&g_split_chunks, n); }
-extern "C" int flamia_sm90_dq_split_min_ctas(int ordered, int max_seqlen) {
+extern "C" int flamia_sm90_dq_split_min_ctas(int ordered) {
     const int v = env_setting(&g_split_min_ctas);
-    return v >= 0                                        ? v
-           : ordered                                     ? FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED
-           : max_seqlen >= FLAMIA_SM90_DQ_SPLIT_LONG_DOC ? FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_LONG
-                                                         : FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
+    return v >= 0 ? v : ordered ? FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED : FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
 }
 extern "C" void flamia_sm90_set_dq_split_min_ctas(int n) { set_env_setting(&g_split_min_ctas, n); }
 extern "C" int flamia_sm90_dq_room_chunks(void) { return env_setting(&g_room_chunks); }
@@ -538,6 +533,6 @@ extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct 
                             : P->heads_q / P->heads_kv >= FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP &&
                                   grid < (long long)FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM * sms;
     /* the default mode: every chunk's grid past the floor of its order */
-    if (!P->deterministic && grid < (long long)flamia_sm90_dq_split_min_ctas(pl.ordered, P->max_seqlen) * sms) pl.heads = pl.ordered = 0;
+    if (!P->deterministic && grid < (long long)flamia_sm90_dq_split_min_ctas(pl.ordered) * sms) pl.heads = pl.ordered = 0;
     return pl;
 }

@@ -348,29 +348,22 @@ static inline long long flamia_sm90_dq_chunk_grid(const struct flamia_sm90_probl
  * (perf-notes, "Backward kernel", sixty-fifth session). FLAMIA_SM90_DQ_SPLIT_MIN_CTAS in the
  * environment overrides it and the next floor. */
 #define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM 8
-/* Where max_seqlen is FLAMIA_SM90_DQ_SPLIT_LONG_DOC or more, the grid order's floor is this instead.
- * Rule G, prepared and not measured (the sixty-sixth session's device time ran out), would make it 4:
- * in the grid's order 4x4096's 4 chunks of 528 CTAs (4 an SM) and 6x4096's of 792 gained 5 % on the
- * training call, 8x2048's (5.2 an SM) and 8x1024's (4.4) did not (1.000x, 1.021x; sixty-sixth
- * session, rule E). To measure it: set 4 here, `bash dev/carry_bins.sh`, run
- * dev/sessions/sixty-sixth_rule_g.sh, whose rule decides. Until then the general floor. */
-#define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_LONG 8
-#define FLAMIA_SM90_DQ_SPLIT_LONG_DOC 4096
 /* GQA groups of at least FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP query heads whose chunks miss that floor
  * launch each chunk's CTAs longest first instead (bwd_order's table), down to this floor: the
  * training call 0.69-0.87x the reduce-adds' on gqa-16x1024, gqa-32x1024, gqa-16x2048 and five shapes
  * new to the rule (2.1-6.5 CTAs an SM). MHA's training call lost 2-10 % with its split launched
  * longest first (its documents' CTAs no longer resident together), as did the deterministic mode's
- * GQA at 8.7 CTAs an SM (+2.5 %). Both modes'
- * plans follow this (sixty-sixth session); FLAMIA_SM90_SPLIT_ORDER=0 / 1: never / always. */
+ * GQA at 8.7 CTAs an SM (+2.5 %). Both modes' plans follow this (sixty-sixth session);
+ * FLAMIA_SM90_SPLIT_ORDER=0 / 1: never / always. */
 #define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED 2
 #define FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP 4
 
 /* A call's split dQ with this workspace size: in the room past total (what the deterministic mode's
  * workspace size adds) or in regions dq_accum, dq_turn and dq_room (unused by the split), whichever
- * holds more kv heads a chunk (at most max_heads; past total on a tie). The deterministic mode takes it whenever a kv head fits
- * (else the turns); the default mode when max_chunks > 0 and it needs at most max_chunks chunks (else
- * the reduce-adds); max_chunks < 0: neither (a debugging switch, FLAMIA_SM90_DQ_SPLIT_CHUNKS=-1). */
+ * holds more kv heads a chunk (at most max_heads; past total on a tie). The deterministic mode takes
+ * it whenever a kv head fits (else the turns); the default mode when max_chunks > 0 and it needs at
+ * most max_chunks chunks (else the reduce-adds); max_chunks < 0: neither (a debugging switch,
+ * FLAMIA_SM90_DQ_SPLIT_CHUNKS=-1). */
 static inline struct flamia_sm90_dq_plan flamia_sm90_dq_plan_of(const struct flamia_sm90_problem *p,
                                                                 size_t workspace_bytes, int max_chunks,
                                                                 int max_heads) {
@@ -413,8 +406,8 @@ extern "C" {
 #endif
 int flamia_sm90_dq_split_max_chunks(void);
 void flamia_sm90_set_dq_split_max_chunks(int n);
-int flamia_sm90_dq_split_min_ctas(int ordered, int max_seqlen); /* per SM (FLAMIA_SM90_DQ_SPLIT_MIN_CTAS, else
-                                     the floor of the order and length: ..._MIN_CTAS_PER_SM, _LONG, _ORDERED) */
+int flamia_sm90_dq_split_min_ctas(int ordered); /* per SM (FLAMIA_SM90_DQ_SPLIT_MIN_CTAS, else the floor of
+                                                the order: ..._MIN_CTAS_PER_SM or ..._MIN_CTAS_ORDERED) */
 void flamia_sm90_set_dq_split_min_ctas(int n); /* both floors; -1: back to the defaults */
 /* The chunks the workspace layout grows dq_accum's room for (problem.dq_room_chunks;
  * FLAMIA_SM90_DQ_ROOM_CHUNKS in the environment, else the macro) */
