@@ -654,13 +654,14 @@ def table_d_det(args, cfg, inputs):
                "an O(N^2) workspace (2.3 GB more at 16x4096). Paper (Table D, B200): +5-12%% with MHA, +20-34%% "
                "with GQA. Sources: %s" % " | ".join(provs))
     notes = ["gqa-16x1024 has 4 query heads per kv head; the other workloads are MHA.",
-             "Measured on an H100 in the sixty-sixth session (commit cf50624); the H200's files in "
+             "Measured on an H100 (commit and date: the sources above; sixty-seventh session, as the sixty-sixth's "
+             "within one point a row); the H200's files in "
              "data/measured/h200 predate the split: there the mode took turns (the key tiles adding into a query "
              "tile one after another, which it still does where neither the workspace it asks for nor the FP32 "
              "dQ accumulator's room holds one kv head's share), +19.8..+34.3 % (commit 469dffe). Where the "
              "turns' cost goes: docs/perf-notes.md, Backward kernel, twentieth session; the split's: "
              "sixty-fourth to sixty-sixth sessions.",
-             "The default column is the default mode at cf50624, which itself takes the split in its own "
+             "The default column is the default mode at that commit, which itself takes the split in its own "
              "workspace where it fits in few, large chunks (of these rows 16x4096, in 4 chunks, and "
              "gqa-16x1024, in 2 launched longest first); the others take the FP32 reduce-adds. At d316dca, "
              "with the reduce-adds everywhere, the deterministic mode was 12.0-20.4 % faster on every row "
