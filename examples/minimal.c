@@ -23,7 +23,7 @@ int main(void) {
 
     /* two packed documents of 5 and 11 tokens, 2 query heads sharing 1 kv head, d = 64 */
     int32_t cu[] = {0, 5, 16};
-    flamia_shape s = {16, 2, cu, 2, 1, 64, 1, 0.0f, 0};
+    flamia_shape s = {16, 2, cu, 2, 1, 64, 1, 0.0f, 0, NULL};
     size_t nq = 16 * 2 * 64, nkv = 16 * 1 * 64;
     float *q = malloc(nq * 4), *k = malloc(nkv * 4), *v = malloc(nkv * 4), *o = malloc(nq * 4);
     float *lse = malloc(16 * 2 * 4), *dout = malloc(nq * 4), *dq = malloc(nq * 4);

@@ -37,7 +37,10 @@ class Shape(ctypes.Structure):
     _fields_ = [("total_tokens", ctypes.c_int), ("num_docs", ctypes.c_int),
                 ("cu_seqlens", ctypes.c_void_p), ("heads_q", ctypes.c_int), ("heads_kv", ctypes.c_int),
                 ("head_dim", ctypes.c_int), ("causal", ctypes.c_int), ("softmax_scale", ctypes.c_float),
-                ("max_seqlen", ctypes.c_int)]
+                ("max_seqlen", ctypes.c_int),
+                # the optional host copy of cu_seqlens (NULL here: torch.compile's fake implementation
+                # sizes the workspace without one, and the calls must ask for the same size)
+                ("cu_seqlens_host", ctypes.c_void_p)]
 
 
 class Flamia:

@@ -130,7 +130,7 @@ static void run_one(int cs, int seed, int mode, result *res) {
     fill_bf16(&r, v, NULL, nk, 1.0);
     fill_bf16(&r, g, NULL, nq, 1e-2);
     scale_channels(&r, k, NULL, (size_t)T * Hkv, D, 3, 8.0f);
-    flamia_shape sh = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
+    flamia_shape sh = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs), NULL};
     double *q64 = malloc(nq * 8), *k64 = malloc(nk * 8), *v64 = malloc(nk * 8);
     bs_die(flamia_ref64_backward(&sh, q, k, v, g, q64, k64, v64), "ref64_backward");
     float *o = malloc(nq * 4), *lse = malloc((size_t)T * Hq * 4);

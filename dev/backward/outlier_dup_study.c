@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
   while (ch[2] == ch[0] || ch[2] == ch[1]) ch[2] = (int)(un() * 128);
   for (int o2 = 0; o2 < 3; o2++) for (size_t r = 0; r < (size_t)T * H; r++) k[r * D + ch[o2]] = flamia_bf16_value(flamia_bf16_bits(k[r * D + ch[o2]] * 8.0f));
   int32_t cu[2] = {0, T};
-  flamia_shape sh = {T, 1, cu, H, H, D, 1, 0.0f, T};
+  flamia_shape sh = {T, 1, cu, H, H, D, 1, 0.0f, T, NULL};
   flamia_recipe rec; flamia_recipe_preset("mxfp8", &rec);
   flamia_ref_forward(&rec, &sh, q, k, v, o, lse);
   flamia_ref_backward(&rec, &sh, q, k, v, o, lse, g, dq, dk, dv);

@@ -138,7 +138,7 @@ static void run_one(int cs, int seed, int extra, result *res) {
     fill_bf16(&r, k, NULL, nk, 1.0);
     fill_bf16(&r, v, NULL, nk, 1.0);
     scale_channels(&r, k, NULL, (size_t)T * Hkv, D, 3, 12.0f);
-    flamia_shape sh = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
+    flamia_shape sh = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs), NULL};
     double *o64 = malloc(nq * 8), *l64 = malloc(rows * 8);
     bs_die(flamia_ref64_forward(&sh, q, k, v, o64, l64), "ref64_forward");
     float *o = malloc(nq * 4), *l = malloc(rows * 4), *po = malloc(nq * 4), *pl = malloc(rows * 4);

@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) q[i] = flamia_round_bf16(nrm()), k[i] = flamia_round_bf16(nrm()), v[i] = 1.f;
     for (int c = 0; c < 3; c++) { int ch = (int)(un() * D); for (size_t t = 0; t < (size_t)L * H; t++) k[t * D + ch] *= 8.f; }
     flamia_recipe r; flamia_recipe_preset(preset, &r);
-    flamia_shape sh = {L, 1, cu, H, H, D, 1, 0.f, L};
+    flamia_shape sh = {L, 1, cu, H, H, D, 1, 0.f, L, NULL};
     if (flamia_ref_forward(&r, &sh, q, k, v, o, lse)) { printf("fail %s\n", flamia_last_error()); return 1; }
     double mx = 0, ss = 0;
     for (size_t i = 0; i < n; i++) { double d = fabs(o[i] - 1.0); mx = d > mx ? d : mx; ss += d * d; }

@@ -15,7 +15,7 @@ int main(void){
   for(int c=0;c<6;c++){
     int lens[6]={1,77,33,300,64,129}; int nd=6, Hq=c<3?4:6, Hkv=c<3?2:3, D=c%2?64:128, causal=c!=1;
     int cu[7]={0}; for(int i=0;i<nd;i++) cu[i+1]=cu[i]+lens[i]; int T=cu[nd];
-    flamia_shape s={T,nd,cu,Hq,Hkv,D,causal,0.0f,0};
+    flamia_shape s={T,nd,cu,Hq,Hkv,D,causal,0.0f,0, NULL};
     size_t nq=(size_t)T*Hq*D, nk=(size_t)T*Hkv*D;
     float *q=malloc(nq*4),*k=malloc(nk*4),*v=malloc(nk*4),*g=malloc(nq*4);
     for(size_t i=0;i<nq;i++){q[i]=rn()*(c==4?30:2);g[i]=rn();} for(size_t i=0;i<nk;i++){k[i]=rn()*(i%128<3?20:1);v[i]=rn();}

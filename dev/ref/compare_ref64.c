@@ -14,7 +14,7 @@ int main(void){
   for(int c=0;c<4;c++){
     int lens[5]={1,77,33,130,64}; int nd=5, Hq=c<2?4:6, Hkv=c<2?2:3, D=c%2?64:128, causal=c!=1;
     int cu[6]={0}; for(int i=0;i<nd;i++) cu[i+1]=cu[i]+lens[i]; int T=cu[nd];
-    flamia_shape s={T,nd,cu,Hq,Hkv,D,causal,0.0f,0};
+    flamia_shape s={T,nd,cu,Hq,Hkv,D,causal,0.0f,0, NULL};
     size_t nq=(size_t)T*Hq*D, nk=(size_t)T*Hkv*D;
     float *q=malloc(nq*4),*k=malloc(nk*4),*v=malloc(nk*4),*dout=malloc(nq*4);
     for(size_t i=0;i<nq;i++){q[i]=rnd()*3;dout[i]=rnd();} for(size_t i=0;i<nk;i++){k[i]=rnd();v[i]=rnd();}

@@ -28,7 +28,7 @@ int main(void) {
     void **bufs[] = {&q, &k, &v, &dout, &o, &dq, &dk, &dv};
     for (int i = 0; i < 8; i++) CK(cudaMalloc(bufs[i], 2 * n));
     CK(cudaMalloc((void **)&lse, 4 * (size_t)L * H));
-    flamia_shape s = {L, 1, cu, H, H, D, 1, 0.f, L};
+    flamia_shape s = {L, 1, cu, H, H, D, 1, 0.f, L, NULL};
     uint16_t *hb = malloc(2 * n);
     float *hf = malloc(4 * (size_t)L * H);
     for (int ri = 0; ri < 2; ri++)

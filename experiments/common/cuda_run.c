@@ -68,6 +68,7 @@ static int dev_fwd_setup(dev_fwd *d, const flamia_recipe *rc, const xp_workload 
     CK(cudaMalloc(&d->cu, sizeof(int32_t) * (size_t)(w->num_docs + 1)));
     CK(cudaMemcpy(d->cu, w->cu_seqlens, sizeof(int32_t) * (size_t)(w->num_docs + 1), cudaMemcpyHostToDevice));
     d->s.cu_seqlens = d->cu;
+    d->s.cu_seqlens_host = w->cu_seqlens; /* as a framework that knows its documents passes them */
     if ((st = flamia_cuda_workspace_size(rc, &d->s, &d->wsb)) != FLAMIA_OK) {
         fprintf(stderr, "error: flamia_cuda_workspace_size (%s, %s): %s\n", rc->name, w->name, flamia_last_error());
         goto fail;

@@ -528,6 +528,7 @@ int main(int argc, char **argv) {
                            cudaMemcpyHostToDevice));
         flamia_shape sh = xp_workload_shape(w);
         sh.cu_seqlens = dcu;
+        sh.cu_seqlens_host = w->cu_seqlens; /* as a framework that knows its documents passes them */
         const double flops = 4.0 * D * Hq * xp_workload_causal_pairs(w);
         const row_ctx rc = {tt, w};
         recipe_state rs_all[16];
@@ -613,7 +614,7 @@ int main(int argc, char **argv) {
                     for (size_t i = 0; i < rk; i++) fk[i] = flamia_bf16_value(hk[i]);
                     for (size_t i = 0; i < rk; i++) fv[i] = flamia_bf16_value(hv[i]);
                     int32_t cu1[2] = {0, rows};
-                    flamia_shape s1 = {rows, 1, cu1, Hq, Hkv, D, 1, 0.0f, rows};
+                    flamia_shape s1 = {rows, 1, cu1, Hq, Hkv, D, 1, 0.0f, rows, NULL};
                     if (flamia_ref_forward(&rec, &s1, fq, fk, fv, fo, fl) != FLAMIA_OK)
                         xp_die("latency: reference: %s", flamia_last_error());
                     double num = 0, den = 0;

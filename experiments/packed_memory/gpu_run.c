@@ -104,6 +104,7 @@ int pm_gpu_run(const flamia_recipe *rc, const xp_workload *w, const xp_workload 
     if (alloc(&b.cu, sizeof(int32_t) * (size_t)(lay->num_docs + 1), &oom)) goto done;
     CK(cudaMemcpy(b.cu, lay->cu_seqlens, sizeof(int32_t) * (size_t)(lay->num_docs + 1), cudaMemcpyHostToDevice));
     s.cu_seqlens = b.cu;
+    s.cu_seqlens_host = lay->cu_seqlens; /* as a framework that knows its documents passes them */
     if (flamia_cuda_workspace_size(rc, &s, &wsb) != FLAMIA_OK) {
         fprintf(stderr, "error: flamia_cuda_workspace_size (%s, %s): %s\n", rc->name, lay->name, flamia_last_error());
         goto done;

@@ -165,7 +165,7 @@ flamia_status tlm_loss(tlm *m, const flamia_recipe *rf, const flamia_recipe *rb,
     const tlm_config *c = &m->c;
     const int d = m->d, H = c->heads, F = c->ffn, V = TLM_VOCAB, nl = c->layers;
     const layout L = layout_of(c, d);
-    flamia_shape s = {T, num_docs, cu_seqlens, H, H, c->head_dim, /*causal*/ 1, 0.0f, 0};
+    flamia_shape s = {T, num_docs, cu_seqlens, H, H, c->head_dim, /*causal*/ 1, 0.0f, 0, NULL};
     for (int i = 0; i < num_docs; i++)
         if (cu_seqlens[i + 1] - cu_seqlens[i] > c->max_pos) {
             fprintf(stderr, "error: tiny_lm: a document of %d tokens exceeds max_pos %d\n",

@@ -164,6 +164,12 @@ typedef struct {
     int causal;                /* 1: causal inside each document; never across documents */
     float softmax_scale;       /* > 0; 0 means 1/sqrt(head_dim) */
     int max_seqlen;            /* CUDA calls: longest document (host-known); CPU ignores it */
+    const int32_t *cu_seqlens_host; /* CUDA calls, optional (NULL: not given): a host copy of
+                                  cu_seqlens, the same offsets. Read (and checked) when a call is
+                                  enqueued; with it the backward sizes and plans its split dQ by the
+                                  documents' real tiles instead of a bound from max_seqlen, so packed
+                                  batches take that faster path too (docs/cuda-api.md). Pass the same
+                                  shape to flamia_cuda_workspace_size and the calls. CPU calls ignore it. */
 } flamia_shape;
 
 /* Validates a host-side shape (cu_seqlens read on the host). */

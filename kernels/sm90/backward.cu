@@ -199,6 +199,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
         dp.had_norm = 1.0f / sqrtf((float)kD);
         dp.stride_h = split_kv * group;
         dp.chunks = (P->heads_kv + split_kv - 1) / split_kv;
+        dp.err = (int *)(ws + L.err_flag);
         if ((e = launch_dq_split_offsets(dp, stream)) != cudaSuccess) return e;
     }
 

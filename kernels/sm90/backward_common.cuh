@@ -36,7 +36,7 @@ template <int N> __device__ __forceinline__ void hadamard_lane_stage(float (&v)[
  * (m, k) is its split_tile(m, k, n)-th; the offsets kernel, the main kernel's stores (kDqSplit) and
  * backward_dq.cu's loads all index by these two. */
 __host__ __device__ __forceinline__ long long split_doc_tiles(long long n, int causal) {
-    return causal ? n * (n + 1) / 2 : n * n;
+    return flamia_sm90_split_doc_tiles(n, causal); /* the host's count (sm90_launch.h) is the same */
 }
 __host__ __device__ __forceinline__ long long split_tile(long long m, int k, long long n, int causal) {
     return (causal ? m * (m + 1) / 2 : m * n) + k;

@@ -36,9 +36,12 @@ namespace flamia_bwd {
 using namespace flamia_sm90;
 
 /* ds_off[d] = H sum over d' < d of split_doc_tiles(ceil(len_d' / 128)) (H: the query heads of a
- * chunk), and the chunks' item counters zeroed. One CTA. */
+ * chunk), and the chunks' item counters zeroed. One CTA. A chunk's pairs past `tiles` (the regions the
+ * host sized from the shape: a shape that understates the documents) set FLAMIA_SM90_BAD_SPLIT_TILES
+ * in *err, which flamia_cuda_check_finite reports (the kernels clamp to the regions). */
 __global__ void __launch_bounds__(256) dq_split_offsets(const int32_t *cu, int num_docs, int H, int causal,
-                                                         long long *off, int *next, int chunks) {
+                                                         long long *off, int *next, int chunks, long long tiles,
+                                                         int *err) {
     using Scan = cub::BlockScan<long long, 256>;
     __shared__ typename Scan::TempStorage tmp;
     long long carry = 0;
@@ -52,6 +55,7 @@ __global__ void __launch_bounds__(256) dq_split_offsets(const int32_t *cu, int n
         carry += total;
         __syncthreads(); /* tmp is reused */
     }
+    if (threadIdx.x == 0 && carry > tiles) atomicOr(err, FLAMIA_SM90_BAD_SPLIT_TILES);
     for (int c = (int)threadIdx.x; c < chunks; c += 256) next[c] = 0;
 }
 
@@ -94,8 +98,8 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
             const int tpos = vt_start(__ldg(p.cu + dt.doc), dt.doc), hk = h / p.group;
             for (int n = 0; n < nkt; n++, gs++) {
                 const int st = gs % kDqStages;
-                /* inside the regions (sized from max_seqlen: an understated one gives a wrong dQ, never a
-                 * read past the workspace) */
+                /* inside the regions (sized from the shape: one that understates the documents gives a
+                 * wrong dQ, flagged by dq_split_offsets, never a read past the workspace) */
                 const long long tile = min(t0 + n, p.tiles - 1);
                 if (gs >= kDqStages) mbar_wait(smem_u32(&empty[st]), ((gs / kDqStages) & 1) ^ 1);
                 uint8_t *b = smem + st * kDqStageBytes;
@@ -170,7 +174,7 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
 
 cudaError_t launch_dq_split_offsets(const DqParams &dp, cudaStream_t stream) {
     dq_split_offsets<<<1, 256, 0, stream>>>(dp.cu, dp.num_docs, dp.stride_h, dp.causal, const_cast<long long *>(dp.off),
-                                            dp.next, dp.chunks);
+                                            dp.next, dp.chunks, dp.tiles, dp.err);
     return cudaGetLastError();
 }
 

@@ -793,8 +793,8 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                  tile's 128-byte rows 64 h2..), no dQ here: backward_dq.cu sums it */
                 bar_named(1 + wg, 128);
                 const long long tile = ds0 + (long long)h * ds_cnt + split_tile(q0 / 128, n, nqt, p.causal);
-                /* inside the regions sized from max_seqlen (a call that understates it gets a wrong dQ,
-                 * never a write past the workspace) */
+                /* inside the regions sized from the shape (one that understates the documents gets a
+                 * wrong dQ, flagged by dq_split_offsets, never a write past the workspace) */
                 if (wtid == 0 && tile < p.ds_tiles) {
                     tma_store_2d(&maps.ds, smem_u32(smem + SM::kDS + h2 * 8192 + wg * 4096), 64 * wg, (int)(tile * 128 + h2 * 64));
                     bulk_store(p.ds_fac + tile * 256 + wg * 128 + h2 * 64, smem_u32(sDqf + (h2 * 2 + wg) * 64), 256);

@@ -91,6 +91,7 @@ struct DqParams {
     int chunks;             /* counters dq_split_offsets zeroes */
     long long tiles;
     float had_norm;
+    int *err;               /* region err_flag (dq_split_offsets: FLAMIA_SM90_BAD_SPLIT_TILES) */
 };
 
 /* backward_prep.cu */

@@ -4,7 +4,7 @@
  * Every check happens on the host before anything is enqueued, and none of
  * them synchronizes: recipe (flamia_recipe_validate, then the subset the GPU
  * implements), shape dimensions (cu_seqlens is a device pointer: its contents
- * are not read here), pointers (NULL, 16-byte alignment, memory the device can
+ * are not read here; the optional host copy cu_seqlens_host is), pointers (NULL, 16-byte alignment, memory the device can
  * address), workspace size, and the GPU itself (sm_90). On any failure
  * nothing is enqueued, so nothing is written. Nothing is allocated: the
  * calls can be captured in a CUDA graph. docs/cuda-api.md is the user guide.
@@ -12,12 +12,15 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flamia.h"
 #include "flamia_internal.h"
 #include "sm90_launch.h"
+
+static int host_doc_tiles(); /* FLAMIA_SM90_DOC_TILES (below, with the other settings) */
 
 namespace {
 
@@ -155,6 +158,27 @@ enum api_call {
     CALL_TRAINING  /* the backward too: head_dim 128, and a recipe a training call may use */
 };
 
+/* The shape's host copy of cu_seqlens, checked as a CPU call's cu_seqlens and against max_seqlen:
+ * *doc_tiles = sum_d c(n_d), the split dQ's tiles a query head (sm90_launch.h), or 0 where
+ * FLAMIA_SM90_DOC_TILES=0 asks for the bound from max_seqlen instead (measurements) */
+flamia_status count_doc_tiles(const char *fn, const flamia_shape *s, long long *doc_tiles) {
+    flamia_shape h = *s;
+    h.cu_seqlens = s->cu_seqlens_host;
+    if (flamia_shape_validate(&h)) {
+        char why[256]; /* flamia_fail formats into the buffer flamia_last_error reads */
+        snprintf(why, sizeof why, "%s", flamia_last_error());
+        return flamia_fail(FLAMIA_ERR_INVALID, "%s: shape.cu_seqlens_host: %s", fn, why);
+    }
+    const int32_t *cu = s->cu_seqlens_host;
+    for (int d = 0; d < s->num_docs; d++)
+        if (cu[d + 1] - cu[d] > s->max_seqlen)
+            return flamia_fail(FLAMIA_ERR_INVALID,
+                               "%s: shape.cu_seqlens_host: document %d has %d tokens, more than shape.max_seqlen %d",
+                               fn, d, (int)(cu[d + 1] - cu[d]), s->max_seqlen);
+    *doc_tiles = host_doc_tiles() ? flamia_sm90_doc_tiles(cu, s->num_docs, s->causal) : 0;
+    return FLAMIA_OK;
+}
+
 /* Recipe + shape + device -> validated problem. */
 flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape *s, enum api_call call,
                       flamia_sm90_problem *P) {
@@ -205,6 +229,7 @@ flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape
     P->row_sum_p_values = r->row_sum == FLAMIA_ROWSUM_P_VALUES;
     P->deterministic = __atomic_load_n(&g_deterministic, __ATOMIC_RELAXED);
     P->dq_room_chunks = flamia_sm90_dq_room_chunks();
+    if (s->cu_seqlens_host && (st = count_doc_tiles(fn, s, &P->doc_tiles))) return st;
     return FLAMIA_OK;
 }
 
@@ -418,6 +443,12 @@ flamia_status flamia_cuda_check_finite(const void *workspace, size_t workspace_b
         (e = cudaStreamSynchronize(cs)) != cudaSuccess)
         return cuda_fail(fn, e);
     if (!flag) return FLAMIA_OK;
+    if (flag & FLAMIA_SM90_BAD_SPLIT_TILES)
+        return flamia_fail(FLAMIA_ERR_INVALID,
+                           "%s: a backward found more (query tile, key tile) pairs in the device's cu_seqlens than "
+                           "its shape allowed (shape.cu_seqlens_host or max_seqlen understates the documents): its "
+                           "dQ is wrong; pass a host copy equal to the device's",
+                           fn);
     static const struct {
         int bit;
         const char *name;
@@ -432,7 +463,7 @@ flamia_status flamia_cuda_check_finite(const void *workspace, size_t workspace_b
             strcat(names, in.name);
         }
     }
-    if (flag & ~known) /* only a workspace no quantize call has filled holds other bits */
+    if (flag & ~known) /* only a workspace no quantize call has filled holds bits no call sets */
         return flamia_fail(FLAMIA_ERR_INVALID,
                            "%s: the workspace's record reads 0x%x, which no call writes: was it filled by "
                            "flamia_cuda_quantize or flamia_cuda_train_step?",
@@ -489,7 +520,9 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
  *                                  or more whose chunks' grids miss FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
  *   FLAMIA_SM90_DQ_ROOM_CHUNKS     the chunks the workspace layout grows dq_accum's room for (region
  *                                  dq_room; 0: no growth), else FLAMIA_SM90_DQ_ROOM_CHUNKS. Read
- *                                  by every call's prepare, so a workspace query and the calls agree. */
+ *                                  by every call's prepare, so a workspace query and the calls agree;
+ *   FLAMIA_SM90_DOC_TILES          0: size the split dQ from max_seqlen even where the shape has a host
+ *                                  copy of cu_seqlens (still checked), for measuring what that copy buys. */
 struct EnvSetting {
     const char *name;
     int dflt, lo, value; /* value kUnread until read */
@@ -499,6 +532,7 @@ static EnvSetting g_split_chunks = {"FLAMIA_SM90_DQ_SPLIT_CHUNKS", FLAMIA_SM90_D
 static EnvSetting g_split_min_ctas = {"FLAMIA_SM90_DQ_SPLIT_MIN_CTAS", -1, -1, kUnread}; /* -1: the order's floor */
 static EnvSetting g_split_order = {"FLAMIA_SM90_SPLIT_ORDER", -1, -1, kUnread};      /* -1: by the group */
 static EnvSetting g_room_chunks = {"FLAMIA_SM90_DQ_ROOM_CHUNKS", FLAMIA_SM90_DQ_ROOM_CHUNKS, 0, kUnread};
+static EnvSetting g_doc_tiles = {"FLAMIA_SM90_DOC_TILES", 1, 0, kUnread};
 static int env_setting(EnvSetting *s) {
     int v = __atomic_load_n(&s->value, __ATOMIC_RELAXED);
     if (v == kUnread) {
@@ -518,6 +552,7 @@ extern "C" int flamia_sm90_dq_split_min_ctas(int ordered) {
 }
 extern "C" void flamia_sm90_set_dq_split_min_ctas(int n) { set_env_setting(&g_split_min_ctas, n); }
 extern "C" int flamia_sm90_dq_room_chunks(void) { return env_setting(&g_room_chunks); }
+static int host_doc_tiles() { return env_setting(&g_doc_tiles) != 0; }
 extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *P,
                                                                    size_t workspace_bytes) {
     struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(P, workspace_bytes, flamia_sm90_dq_split_max_chunks(), P->heads_kv);

@@ -35,7 +35,11 @@ enum {
     FLAMIA_SM90_BAD_Q = 1,
     FLAMIA_SM90_BAD_K = 2,
     FLAMIA_SM90_BAD_V = 4,
-    FLAMIA_SM90_BAD_DOUT = 8
+    FLAMIA_SM90_BAD_DOUT = 8,
+    /* not an input's value: the documents on the device hold more split-dQ tiles than the regions
+     * sized from the shape (max_seqlen, cu_seqlens_host) have; dQ of that backward is wrong (never
+     * a write past the workspace). dq_split_offsets sets it */
+    FLAMIA_SM90_BAD_SPLIT_TILES = 16
 };
 
 /* Where a backward's split dQ goes (flamia_sm90_dq_plan_of): regions ds_off, ds_next, ds_codes and
@@ -64,6 +68,9 @@ struct flamia_sm90_problem {
                                      FLAMIA_ROWSUM_P_VALUES, numerics.md 3.4) */
     struct flamia_sm90_dq_plan dq_plan; /* the split dQ's regions and chunks (flamia_sm90_dq_plan_of);
                                      heads 0: dQ by reduce-adds (turns in the deterministic mode) */
+    long long doc_tiles;          /* sum over documents of c(n_d) (flamia_sm90_doc_tiles) from the shape's
+                                     host copy of cu_seqlens; 0: not given, the layout bounds it from
+                                     max_seqlen (cuda_api.cu prepare; FLAMIA_SM90_DOC_TILES=0 ignores it) */
     int dq_room_chunks;           /* the layout grows dq_accum's room (region dq_room) until the split
                                      dQ fits there in this many chunks, within
                                      FLAMIA_SM90_DQ_ROOM_GROWTH; 0: no growth. cuda_api.cu sets
@@ -135,8 +142,9 @@ struct flamia_sm90_problem {
  *   ds_fac     float [tiles][2][128]    their row factors 2^F scale per 64-key pair, right after
  *                                     ds_codes' chunk-dependent size
  *   tiles = heads x ds_tiles_kv, ds_tiles_kv = group sum_d c(n_d) per kv head, n_d = ceil(len_d /
- *   128), c(n) = n (n + 1) / 2 causal, n^2 not; bounded from the shape by n_d <= ceil(max_seqlen /
- *   128) and sum_d n_d <= tile slots.
+ *   128), c(n) = n (n + 1) / 2 causal, n^2 not: counted from the shape's host copy of cu_seqlens
+ *   where the caller gave one (problem.doc_tiles), else bounded by n_d <= ceil(max_seqlen / 128)
+ *   and sum_d n_d <= tile slots (8192+224x256: 23,952 tiles for the 2,752 it has).
  * Backward scheduler:
  *   bwd_order  int32 [slots Hkv]      the FP8 main kernel's launch order where it is used (default
  *                                     dQ mode, GQA; backward.cu): entry p the item (slot Hkv + kv
@@ -199,6 +207,23 @@ __host__ __device__
 #endif
 static inline int flamia_sm90_tile_slots(int total_tokens, int num_docs) {
     return total_tokens / FLAMIA_SM90_TILE_TOKENS + num_docs;
+}
+
+/* The split dQ's (query tile, key tile) pairs of a document of n 128-token tiles, per query head:
+ * c(n) (backward_common.cuh split_doc_tiles, which the kernels index by) */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline long long flamia_sm90_split_doc_tiles(long long n, int causal) {
+    return causal ? n * (n + 1) / 2 : n * n;
+}
+/* sum_d c(n_d) over a host copy of cu_seqlens (problem.doc_tiles) */
+static inline long long flamia_sm90_doc_tiles(const int32_t *cu, int num_docs, int causal) {
+    long long sum = 0;
+    for (int d = 0; d < num_docs; d++)
+        sum += flamia_sm90_split_doc_tiles((cu[d + 1] - cu[d] + FLAMIA_SM90_TILE_TOKENS - 1) / FLAMIA_SM90_TILE_TOKENS,
+                                           causal);
+    return sum;
 }
 
 /* V^T's document-aligned positions: token t of document d (d's first token cu[d]) sits at
@@ -264,9 +289,10 @@ static inline struct flamia_sm90_layout flamia_sm90_layout_of(const struct flami
     L.t_pad = (int)((T + 15) / 16 * 16);
     L.t_vpad = p->total_tokens + flamia_sm90_vt_shift(p->total_tokens, p->num_docs);
     const size_t items = Hq * (size_t)flamia_sm90_tile_slots(p->total_tokens, p->num_docs); /* the forward's work items */
-    { /* the split dQ's tiles a kv head */
+    { /* the split dQ's tiles a kv head: counted where the host knows the documents, else bounded */
         const long long nmax = (p->max_seqlen + 127) / 128, nsum = flamia_sm90_tile_slots(p->total_tokens, p->num_docs);
-        L.ds_tiles_kv = p->kind == FLAMIA_SM90_BF16 ? 0 : (long long)(Hq / Hk) * (p->causal ? (nmax + 1) * nsum / 2 : nmax * nsum);
+        const long long doc_tiles = p->doc_tiles > 0 ? p->doc_tiles : p->causal ? (nmax + 1) * nsum / 2 : nmax * nsum;
+        L.ds_tiles_kv = p->kind == FLAMIA_SM90_BF16 ? 0 : (long long)(Hq / Hk) * doc_tiles;
     }
     const size_t per_kv = (size_t)L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES;
     size_t off = 0;

@@ -22,7 +22,7 @@ static void make_problem(problem *p, int D, int Hq, int Hkv, int k_outliers, int
     p->cu[0] = 0;
     for (int d = 0; d < docs; d++) p->cu[d + 1] = p->cu[d] + rng_int(64, 300);
     int T = p->cu[docs];
-    p->s = (flamia_shape){T, docs, p->cu, Hq, Hkv, D, 1, 0.0f, 0};
+    p->s = (flamia_shape){T, docs, p->cu, Hq, Hkv, D, 1, 0.0f, 0, NULL};
     size_t nq = (size_t)T * Hq * D, nkv = (size_t)T * Hkv * D;
     p->q = xmalloc(nq * 4), p->dout = xmalloc(nq * 4), p->k = xmalloc(nkv * 4), p->v = xmalloc(nkv * 4);
     fill_randn(p->q, T, Hq, D, 0);

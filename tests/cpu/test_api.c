@@ -51,7 +51,7 @@ int main(void) {
     flamia_recipe_preset("mxfp8", &mx);
 
     int32_t cu[3] = {0, 17, T0};
-    flamia_shape s = {T0, 2, cu, 4, 2, 64, 1, 0.0f, 0};
+    flamia_shape s = {T0, 2, cu, 4, 2, 64, 1, 0.0f, 0, NULL};
     poison(o, sizeof o / sizeof *o);
     CHECK(flamia_ref_forward(&mx, &s, q, k, v, o, lse) == FLAMIA_OK, "valid call: %s", flamia_last_error());
     CHECK(!strcmp(flamia_last_error(), ""), "success clears the message");

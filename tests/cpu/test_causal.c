@@ -101,7 +101,7 @@ int main(void) {
         if (extra > 0)
             for (int d = 1; d <= docs; d++) cu[d] += extra;
         T = cu[docs];
-        flamia_shape s = {T, docs, cu, 4, 2, 64, 1, 0.0f, 0};
+        flamia_shape s = {T, docs, cu, 4, 2, 64, 1, 0.0f, 0, NULL};
         size_t nq = (size_t)T * 4 * 64, nkv = (size_t)T * 2 * 64;
         float *q = xmalloc(nq * 4), *k = xmalloc(nkv * 4), *v = xmalloc(nkv * 4), *dout = xmalloc(nq * 4);
         fill_randn(q, T, 4, 64, 2), fill_randn(k, T, 2, 64, 2), fill_randn(v, T, 2, 64, 1), fill_randn(dout, T, 4, 64, 0);
@@ -154,7 +154,7 @@ int main(void) {
      * tensor-wide scales shift every earlier code. The probe must see both leaks. */
     {
         int32_t cu[3] = {0, 40, 64};
-        flamia_shape s = {64, 2, cu, 1, 1, 64, 1, 0.0f, 0};
+        flamia_shape s = {64, 2, cu, 1, 1, 64, 1, 0.0f, 0, NULL};
         size_t n = 64 * 64;
         float *q = xmalloc(n * 4), *k = xmalloc(n * 4), *v = xmalloc(n * 4), *dout = xmalloc(n * 4);
         fill_randn(q, 64, 1, 64, 0), fill_randn(k, 64, 1, 64, 0), fill_randn(dout, 64, 1, 64, 0);

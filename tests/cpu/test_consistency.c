@@ -12,7 +12,7 @@ int main(void) {
         int32_t cu[6];
         int docs = 4;
         int T = random_layout(cu, docs, single_tile ? 128 : 400);
-        flamia_shape s = {T, docs, cu, 6, 3, 64, 1, 0.0f, 0};
+        flamia_shape s = {T, docs, cu, 6, 3, 64, 1, 0.0f, 0, NULL};
         size_t nq = (size_t)T * 6 * 64, nkv = (size_t)T * 3 * 64;
         float *q = xmalloc(nq * 4), *k = xmalloc(nkv * 4), *v = xmalloc(nkv * 4), *dout = xmalloc(nq * 4);
         fill_randn(q, T, 6, 64, 3), fill_randn(k, T, 3, 64, 3), fill_randn(v, T, 3, 64, 0), fill_randn(dout, T, 6, 64, 0);

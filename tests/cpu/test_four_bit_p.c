@@ -76,7 +76,7 @@ int main(void) {
     for (int i = 0; i < T * D; i++) q[i] *= 2.0f; /* t spread over several octaves */
     for (int t = 0; t < T; t++)
         for (int d = 0; d < D; d++) v[t * D + d] = d == (t < L0 ? t : t - L0);
-    flamia_shape s = {T, 2, cu, 1, 1, D, /*causal*/ 0, 0.0f, 0};
+    flamia_shape s = {T, 2, cu, 1, 1, D, /*causal*/ 0, 0.0f, 0, NULL};
 
     flamia_recipe base;
     flamia_recipe_preset("mxfp8", &base);
@@ -173,7 +173,7 @@ int main(void) {
      * one-head call with head 1's Q (tokens [0, 1) | [1, L0) | [L0, T), causal) */
     {
         int32_t cu3[4] = {0, 1, L0, T};
-        flamia_shape g = {T, 3, cu3, 2, 1, D, /*causal*/ 1, 0.0f, 0};
+        flamia_shape g = {T, 3, cu3, 2, 1, D, /*causal*/ 1, 0.0f, 0, NULL};
         for (int t = 0; t < T; t++)
             for (int d = 0; d < D; d++) q2[(t * 2 + 0) * D + d] = -q[t * D + d], q2[(t * 2 + 1) * D + d] = q[t * D + d];
         flamia_shape one = g;

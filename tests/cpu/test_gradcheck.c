@@ -17,7 +17,7 @@ int main(void) {
     int32_t cu[4] = {0, 1, 6, 0};
     cu[3] = cu[2] + rng_int(2, 9);
     const int T = cu[3], Hq = 2, Hkv = 1, D = 64;
-    flamia_shape s = {T, 3, cu, Hq, Hkv, D, 1, 0.3f, 0};
+    flamia_shape s = {T, 3, cu, Hq, Hkv, D, 1, 0.3f, 0, NULL};
     size_t nq = (size_t)T * Hq * D, nkv = (size_t)T * Hkv * D;
     float *q = xmalloc(nq * 4), *k = xmalloc(nkv * 4), *v = xmalloc(nkv * 4), *dout = xmalloc(nq * 4);
     fill_randn(q, T, Hq, D, 0), fill_randn(k, T, Hkv, D, 0), fill_randn(v, T, Hkv, D, 0), fill_randn(dout, T, Hq, D, 0);
@@ -67,7 +67,7 @@ int main(void) {
     r.tile_k = 32; /* several tiles, so frames grow across tiles */
     int32_t cu2[3] = {0, 0, 0};
     cu2[1] = rng_int(40, 130), cu2[2] = cu2[1] + rng_int(1, 70);
-    flamia_shape s2 = {cu2[2], 2, cu2, 4, 2, 128, 1, 0.0f, 0};
+    flamia_shape s2 = {cu2[2], 2, cu2, 4, 2, 128, 1, 0.0f, 0, NULL};
     size_t nq2 = (size_t)s2.total_tokens * 4 * 128, nkv2 = (size_t)s2.total_tokens * 2 * 128;
     float *q2 = xmalloc(nq2 * 4), *k2 = xmalloc(nkv2 * 4), *v2 = xmalloc(nkv2 * 4), *do2 = xmalloc(nq2 * 4);
     fill_randn(q2, s2.total_tokens, 4, 128, 0), fill_randn(k2, s2.total_tokens, 2, 128, 0);

@@ -25,7 +25,7 @@ int main(void) {
     fill_randn(k, T, 1, D, 0);
     const int split = rng_int(33, T - 33); /* two documents of at least 33 keys */
     int32_t cu[3] = {0, split, T};
-    flamia_shape s = {T, 2, cu, 1, 1, D, /*causal*/ 0, 0.0f, 0};
+    flamia_shape s = {T, 2, cu, 1, 1, D, /*causal*/ 0, 0.0f, 0, NULL};
     for (int t = 0; t < T; t++) /* key j of its document: V's row is e_(j mod D) */
         for (int d = 0; d < D; d++) v[t * D + d] = d == (t < split ? t : t - split) % D;
 

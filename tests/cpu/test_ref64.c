@@ -75,7 +75,7 @@ int main(void) {
         const int docs = 5, D = c & 1 ? 64 : 128, Hkv = 1 + (c & 2), Hq = 2 * Hkv, causal = c != 1;
         for (int d = 1; d < docs; d++) cu[d + 1] = cu[d] + rng_int(1, 150);
         const int Tn = cu[docs];
-        flamia_shape s = {Tn, docs, cu, Hq, Hkv, D, causal, 0.0f, 0};
+        flamia_shape s = {Tn, docs, cu, Hq, Hkv, D, causal, 0.0f, 0, NULL};
         CHECK(flamia_shape_validate(&s) == FLAMIA_OK, "layout: %s", flamia_last_error());
         const size_t nq = (size_t)Tn * Hq * D, nk = (size_t)Tn * Hkv * D, nl = (size_t)Tn * Hq;
         float *q = xmalloc(nq * 4), *k = xmalloc(nk * 4), *v = xmalloc(nk * 4), *g = xmalloc(nq * 4);

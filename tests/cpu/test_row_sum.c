@@ -21,7 +21,7 @@ int main(void) {
     test_seed_init("test_row_sum");
     int32_t cu[16];
     const int T = random_layout(cu, 15, 90);
-    flamia_shape s = {T, 15, cu, 4, 2, D, /*causal*/ 1, 0.0f, 0};
+    flamia_shape s = {T, 15, cu, 4, 2, D, /*causal*/ 1, 0.0f, 0, NULL};
     fill_randn(q, T, 4, D, 2);
     fill_randn(k, T, 2, D, 2);
     for (int i = 0; i < T * 2 * D; i++) v[i] = 1.0f;

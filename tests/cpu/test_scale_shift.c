@@ -64,7 +64,7 @@ int main(void) {
     fill_randn(k, T, Hkv, D, 4); /* outlier channels x20: |s| stays below 2^10, so s 2^110 fits FP32 */
     fill_randn(v, T, Hkv, D, 0);
     fill_randn(dout, T, Hq, D, 0);
-    flamia_shape s = {T, 5, cu, Hq, Hkv, D, 1, 0.0f, 0};
+    flamia_shape s = {T, 5, cu, Hq, Hkv, D, 1, 0.0f, 0, NULL};
     for (int d = 0; d < 5; d++) s.max_seqlen = cu[d + 1] - cu[d] > s.max_seqlen ? cu[d + 1] - cu[d] : s.max_seqlen;
     for (size_t pi = 0; pi < sizeof presets / sizeof *presets; pi++) {
         outputs base;

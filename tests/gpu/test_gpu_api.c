@@ -241,7 +241,7 @@ int main(void) {
     CK(cudaMemcpy(dcu, cu, sizeof cu, cudaMemcpyHostToDevice));
     flamia_recipe rec;
     FL(flamia_recipe_preset("mxfp8", &rec));
-    flamia_shape sh = {T, nd, dcu, Hq, Hkv, D, 1, 0.0f, max_len(cu, nd)};
+    flamia_shape sh = {T, nd, dcu, Hq, Hkv, D, 1, 0.0f, max_len(cu, nd), NULL};
     size_t wsb = 0, wsb_bf16 = 0;
     FL(flamia_cuda_workspace_size(&rec, &sh, &wsb));
     flamia_recipe bf;

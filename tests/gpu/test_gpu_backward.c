@@ -174,7 +174,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
         zero_doc_ends(v, bv, cu, ndocs, (size_t)Hkv * D, 40);
         zero_doc_ends(g, bg, cu, ndocs, (size_t)Hq * D, 40);
     }
-    flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
+    flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs), NULL};
 
     int32_t *dcu = dmalloc((ndocs + 1) * 4);
     CK(cudaMemcpy(dcu, cu, (ndocs + 1) * 4, cudaMemcpyHostToDevice));
@@ -295,7 +295,7 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     fill_bf16(r, scratch, bv, nk, 1.0);
     fill_bf16(r, scratch, bg, nq, 1e-2);
     int32_t *dcu = dupload(cu, sizeof cu);
-    flamia_shape ds = {T, ndocs, dcu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
+    flamia_shape ds = {T, ndocs, dcu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs), NULL};
     size_t wsb = 0, wsb_det = 0; /* the mode off; on: room for the split dQ (FP8 kinds) */
     FL(flamia_cuda_workspace_size(&rec, &ds, &wsb));
     FL(flamia_cuda_set_deterministic(1));

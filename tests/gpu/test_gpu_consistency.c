@@ -100,7 +100,7 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
         const float f = ldexpf(1.0f, rng_int(r, -5, 5));
         for (int d = 0; d < D; d++) bv[t * D + d] = flamia_bf16_bits(v[t * D + d] * f);
     }
-    flamia_shape ds = {T, ndocs, NULL, Hq, Hkv, D, causal, kexp ? sm_scale : 0.0f, maxl};
+    flamia_shape ds = {T, ndocs, NULL, Hq, Hkv, D, causal, kexp ? sm_scale : 0.0f, maxl, NULL};
     int32_t *dcu = dmalloc((ndocs + 1) * 4);
     CK(cudaMemcpy(dcu, cu, (ndocs + 1) * 4, cudaMemcpyHostToDevice));
     ds.cu_seqlens = dcu;
@@ -260,7 +260,7 @@ static void check_refusals(void) {
     int32_t cu[2] = {0, 64};
     int32_t *dcu = dmalloc(8);
     CK(cudaMemcpy(dcu, cu, 8, cudaMemcpyHostToDevice));
-    flamia_shape s = {64, 1, dcu, 2, 2, 128, 1, 0.0f, 64};
+    flamia_shape s = {64, 1, dcu, 2, 2, 128, 1, 0.0f, 64, NULL};
     size_t wsb = 0;
     FL(flamia_cuda_workspace_size(&rec, &s, &wsb));
     const size_t n = (size_t)2 * 64 * 64;
@@ -276,7 +276,7 @@ static void check_refusals(void) {
     flamia_recipe bf;
     FL(flamia_recipe_preset("bf16", &bf));
     flamia_status r4 = flamia_cuda_debug_p_codes(&bf, &s, ws, wsb, o, lse, dout, fc, bc, NULL, NULL);
-    flamia_shape big = {5000, 1, dcu, 2, 2, 128, 1, 0.0f, 5000};
+    flamia_shape big = {5000, 1, dcu, 2, 2, 128, 1, 0.0f, 5000, NULL};
     flamia_status r5 = flamia_cuda_debug_p_codes(&rec, &big, ws, wsb, o, lse, dout, fc, bc, NULL, NULL);
     printf("refusals: NULL fwd_codes -> %s; host bwd_codes -> %s; small workspace -> %s; bf16 -> %s; T=5000 -> %s "
            "(%s)\n",

@@ -139,7 +139,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     for (size_t i = 0; g_v_ones && i < nk; i++) v[i] = 1.0f, bv[i] = 0x3F80u;
 
     /* CPU reference of the same recipe, and the FP64 textbook for scale */
-    flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, g_softmax_scale, max_len(cu, ndocs)};
+    flamia_shape hs = {T, ndocs, cu, Hq, Hkv, D, causal, g_softmax_scale, max_len(cu, ndocs), NULL};
     float *o_ref = xmalloc(nq * 4), *lse_ref = xmalloc((size_t)T * Hq * 4);
     FL(flamia_ref_forward(&rec, &hs, q, k, v, o_ref, lse_ref));
     double *o64 = xmalloc(nq * 8), *lse64 = xmalloc((size_t)T * Hq * 8);

@@ -85,7 +85,7 @@ int main(void) {
     size_t nq = (size_t)T * g.Hq * g.D, nk = (size_t)T * g.Hkv * g.D;
     g.dcu = dmalloc((n + 1) * 4);
     CK(cudaMemcpy(g.dcu, cu, (n + 1) * 4, cudaMemcpyHostToDevice));
-    flamia_shape sh = {T, n, g.dcu, g.Hq, g.Hkv, g.D, 1, 0.0f, max_len(cu, n)};
+    flamia_shape sh = {T, n, g.dcu, g.Hq, g.Hkv, g.D, 1, 0.0f, max_len(cu, n), NULL};
     g.dq = dmalloc(nq * 2);
     g.dk = dmalloc(nk * 2);
     g.dv = dmalloc(nk * 2);

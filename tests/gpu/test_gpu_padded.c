@@ -34,7 +34,7 @@ static void train(const flamia_recipe *rec, const int32_t *cu, int n, int T, int
     const int D = 128;
     const size_t nq = (size_t)T * Hq * D, nk = (size_t)T * Hkv * D;
     int32_t *dcu = dupload(cu, (size_t)(n + 1) * 4);
-    flamia_shape s = {T, n, dcu, Hq, Hkv, D, 1, 0.f, L};
+    flamia_shape s = {T, n, dcu, Hq, Hkv, D, 1, 0.f, L, NULL};
     size_t wsb = 0;
     FL(flamia_cuda_workspace_size(rec, &s, &wsb));
     void *ws = dmalloc(wsb), *dq_in = dupload(q, nq * 2), *dk_in = dupload(k, nk * 2), *dv_in = dupload(v, nk * 2),

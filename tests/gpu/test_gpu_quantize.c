@@ -123,7 +123,7 @@ static void run_case(const char *label, const char *preset, int hadamard, const 
     rec.hadamard = hadamard;
     int32_t *dcu = dmalloc((ndocs + 1) * sizeof(int32_t));
     CK(cudaMemcpy(dcu, cu, (ndocs + 1) * sizeof(int32_t), cudaMemcpyHostToDevice));
-    flamia_shape sh = {T, ndocs, dcu, Hq, Hkv, D, 1, 0.0f, max_len(cu, ndocs)};
+    flamia_shape sh = {T, ndocs, dcu, Hq, Hkv, D, 1, 0.0f, max_len(cu, ndocs), NULL};
     size_t ws_bytes = 0;
     FL(flamia_cuda_workspace_size(&rec, &sh, &ws_bytes));
 

@@ -31,7 +31,7 @@ static void run_case(const char *label, const int32_t *cu, int ndocs, int Hq, in
     fill_bf16(r, k, NULL, nkv, 1.0);
     fill_bf16(r, v, NULL, nkv, 1.0);
     fill_bf16(r, g, NULL, nq, 1e-2);
-    flamia_shape s = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs)};
+    flamia_shape s = {T, ndocs, cu, Hq, Hkv, D, causal, 0.0f, max_len(cu, ndocs), NULL};
     double *ref[5], *gpu[5], *fwd[2];
     const size_t n[5] = {nq, nl, nq, nkv, nkv};
     static const char *name[5] = {"O", "lse", "dQ", "dK", "dV"};
@@ -66,7 +66,7 @@ static void run_case(const char *label, const int32_t *cu, int ndocs, int Hq, in
 
 static void bad_input(void) {
     int32_t cu[2] = {0, 8};
-    flamia_shape s = {8, 1, cu, 2, 2, 128, 1, 0.0f, 8};
+    flamia_shape s = {8, 1, cu, 2, 2, 128, 1, 0.0f, 8, NULL};
     float x[8 * 2 * 128] = {0};
     double o[8 * 2 * 128], lse[16], d[8 * 2 * 128];
     memset(o, 0x5A, sizeof o);

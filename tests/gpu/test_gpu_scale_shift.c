@@ -87,7 +87,7 @@ int main(void) {
     for (size_t i = 0; i < nk; i++) bks[i] = flamia_bf16_bits(ldexpf(k[i], E)); /* exact: BF16's range kept */
 
     int32_t *dcu = dupload(cu, (ndocs + 1) * 4);
-    flamia_shape base = {T, ndocs, dcu, Hq, Hkv, D, 1, 1.0f / sqrtf((float)D), max_len(cu, ndocs)};
+    flamia_shape base = {T, ndocs, dcu, Hq, Hkv, D, 1, 1.0f / sqrtf((float)D), max_len(cu, ndocs), NULL};
     flamia_shape shifted = base;
     shifted.softmax_scale = ldexpf(base.softmax_scale, -E);
 

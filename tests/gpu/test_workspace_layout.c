@@ -5,7 +5,8 @@
  * inside total; the BF16 operand copies present for the bf16 kind only (the FP8 kinds never
  * touch them). The deterministic mode's split dQ regions (check_split): after total, inside the
  * size asked for, their tile bound above any packing the shape allows, and the kv heads a chunk
- * takes for a given workspace (flamia_sm90_dq_split_heads). Needs no GPU (cpu suite); built with
+ * takes for a given workspace (flamia_sm90_dq_split_heads), bounded from max_seqlen or counted from a
+ * host copy of cu_seqlens (problem.doc_tiles). Needs no GPU (cpu suite); built with
  * the CUDA kernels because sm90_launch.h includes the CUDA runtime header.
  */
 #include <stdio.h>
@@ -93,12 +94,13 @@ static void check_shape(const char *label, int T, int ndocs, int max_seqlen, int
  * the default mode's chunk limit. Returns the kv heads a chunk takes with the size the deterministic
  * mode asks for (0: the turns). */
 static int check_split(const char *label, const int *lens, int ndocs, int Hq, int Hkv, int causal,
-                       enum flamia_sm90_kind kind) {
+                       enum flamia_sm90_kind kind, int counted) {
     static int32_t cu[4097];
     cu_from_lens(lens, ndocs, cu);
     struct flamia_sm90_problem P = gpu_problem_of_kind(kind, cu[ndocs], ndocs, Hq, Hkv, 128);
     P.causal = causal;
     P.max_seqlen = max_len(cu, ndocs);
+    P.doc_tiles = counted ? flamia_sm90_doc_tiles(cu, ndocs, causal) : 0; /* the shape's host copy of cu_seqlens */
     P.deterministic = 0;
     const struct flamia_sm90_layout off = flamia_sm90_layout_of(&P);
     EXPECT(off.total_split == off.total, "%s: the mode off asks for more workspace", label);
@@ -116,7 +118,8 @@ static int check_split(const char *label, const int *lens, int ndocs, int Hq, in
         need += (long long)(Hq / Hkv) * (causal ? n * (n + 1) / 2 : n * n);
     }
     const size_t per = (size_t)L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES;
-    EXPECT(need <= L.ds_tiles_kv, "%s: %lld tiles a kv head, bound %lld", label, need, L.ds_tiles_kv);
+    EXPECT(counted ? need == L.ds_tiles_kv : need <= L.ds_tiles_kv, "%s: %lld tiles a kv head, %s %lld", label, need,
+           counted ? "counted" : "bound", L.ds_tiles_kv);
     /* the deterministic mode's size: every kv head past total under the cap, else the most that fit */
     const struct flamia_sm90_dq_plan asked = flamia_sm90_dq_plan_of(&P, L.total_split, Hkv, Hkv);
     const int heads = per <= FLAMIA_SM90_DQ_SPLIT_MAX_BYTES ? asked.heads : 0;
@@ -187,8 +190,12 @@ int main(void) {
         const int n = rng_int(&r, 1, rng_int(&r, 0, 3) ? 40 : SPLIT_DOCS), Hkv = rng_int(&r, 1, 16);
         for (int d = 0; d < n; d++) lens[d] = rng_int(&r, 0, 4) ? rng_int(&r, 1, 3000) : rng_int(&r, 1, 40000);
         const enum flamia_sm90_kind kind = rng_int(&r, 0, 3) ? FLAMIA_SM90_MXFP8 : rng_int(&r, 0, 1) ? FLAMIA_SM90_MXFP8_EXACT : FLAMIA_SM90_BF16;
-        const int h = check_split("random packing", lens, n, Hkv * rng_int(&r, 1, 8), Hkv, rng_int(&r, 0, 3) != 0, kind);
+        const int Hq = Hkv * rng_int(&r, 1, 8), causal = rng_int(&r, 0, 3) != 0;
+        const int h = check_split("random packing", lens, n, Hq, Hkv, causal, kind, 0);
         split_forms[h == 0 ? 0 : h < Hkv ? 1 : 2]++;
+        /* with the documents counted: the same checks, and never fewer kv heads a chunk */
+        EXPECT(check_split("random packing, counted", lens, n, Hq, Hkv, causal, kind, 1) >= h,
+               "random packing of %d documents: fewer kv heads a chunk counted than bounded", n);
     }
     /* every form met (the seed is fixed) */
     EXPECT(split_forms[0] && split_forms[1] && split_forms[2], "split forms met: turns %d, chunks %d, all heads %d",
@@ -196,11 +203,11 @@ int main(void) {
     /* the sizes docs/cuda-api.md gives: 16 x 4096 every head at once; one document of 131,072 tokens a kv
      * head a chunk; of 262,144 (a head's share over the cap) by turns */
     for (int d = 0; d < 16; d++) lens[d] = 4096;
-    EXPECT(check_split("16x4096", lens, 16, 16, 16, 1, FLAMIA_SM90_MXFP8) == 16, "16x4096: not every head at once");
+    EXPECT(check_split("16x4096", lens, 16, 16, 16, 1, FLAMIA_SM90_MXFP8, 0) == 16, "16x4096: not every head at once");
     lens[0] = 131072;
-    EXPECT(check_split("1x131072", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8) == 1, "1x131072: not one kv head a chunk");
+    EXPECT(check_split("1x131072", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8, 0) == 1, "1x131072: not one kv head a chunk");
     lens[0] = 262144;
-    EXPECT(check_split("1x262144", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8) == 0, "1x262144: split past the cap");
+    EXPECT(check_split("1x262144", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8, 0) == 0, "1x262144: split past the cap");
     { /* the default mode's split as a call plans it (flamia_sm90_dq_plan_for_call: no GPU here, so an
          H100's 132 SMs), at 6 chunks with the default floors (8 CTAs an SM in the grid's order; GQA
          groups of 4 under it longest first, 2 an SM) in dq_accum's room grown by dq_room: documents x
@@ -245,6 +252,28 @@ int main(void) {
             flamia_sm90_set_dq_split_min_ctas(8);
             EXPECT(flamia_sm90_dq_plan_for_call(&P, flamia_sm90_layout_of(&P).total).heads == (i == 0 ? 3 : 0),
                    "%dx4096: the split without dq_room, floor 8", n);
+        }
+        { /* a packed batch, 8192+224x256 (16 heads): bounded from max_seqlen, 23,952 tiles a kv head, so no
+             kv head fits dq_accum's room; counted from the host copy of cu_seqlens, 2,752, and the default
+             mode's split takes 2 chunks of 8 kv heads (5,896 CTAs each) */
+            static int32_t c[226];
+            c[0] = 0;
+            c[1] = 8192;
+            for (int d = 1; d <= 224; d++) c[d + 1] = c[d] + 256;
+            struct flamia_sm90_problem P = gpu_problem_of_kind(FLAMIA_SM90_MXFP8, c[225], 225, 16, 16, 128);
+            P.causal = 1;
+            P.max_seqlen = 8192;
+            EXPECT(flamia_sm90_layout_of(&P).ds_tiles_kv == 23952 &&
+                       flamia_sm90_dq_plan_for_call(&P, flamia_sm90_layout_of(&P).total).heads == 0,
+                   "8192+224x256 bounded: %lld tiles a kv head, the default split in %d heads a chunk",
+                   flamia_sm90_layout_of(&P).ds_tiles_kv,
+                   flamia_sm90_dq_plan_for_call(&P, flamia_sm90_layout_of(&P).total).heads);
+            P.doc_tiles = flamia_sm90_doc_tiles(c, 225, 1);
+            const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_for_call(&P, flamia_sm90_layout_of(&P).total);
+            EXPECT(P.doc_tiles == 2752 && flamia_sm90_dq_chunks(&P, pl.heads) == 2 && !pl.ordered &&
+                       flamia_sm90_dq_chunk_grid(&P, pl.heads) == 5896,
+                   "8192+224x256 counted: %lld tiles, the default split in %d chunks (ordered %d)", P.doc_tiles,
+                   flamia_sm90_dq_chunks(&P, pl.heads), pl.ordered);
         }
         flamia_sm90_set_dq_split_min_ctas(-1);
         flamia_sm90_set_dq_split_max_chunks(FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS);
