@@ -344,6 +344,23 @@ int main(void) {
                   FLAMIA_ERR_UNSUPPORTED, "head_dim");
     EXPECT_STATUS(flamia_cuda_backward(&rec, &s2, ws, wsb, dO, dlse, ddo, ddq, ddk, ddv, NULL), FLAMIA_ERR_UNSUPPORTED,
                   "head_dim");
+    { /* the optional host copy of cu_seqlens, checked like a CPU call's and against max_seqlen */
+        int32_t bad_cu[6];
+        memcpy(bad_cu, cu, sizeof cu);
+        s2 = sh;
+        s2.cu_seqlens_host = bad_cu;
+        bad_cu[2] = bad_cu[1]; /* an empty document */
+        EXPECT_STATUS(flamia_cuda_forward(&rec, &s2, ws, wsb, dO, dlse, NULL), FLAMIA_ERR_INVALID, "cu_seqlens_host");
+        memcpy(bad_cu, cu, sizeof cu);
+        bad_cu[nd] = T - 1;
+        EXPECT_STATUS(flamia_cuda_train_step(&rec, &s2, dq, dk, dv, ddo, dO, dlse, ddq, ddk, ddv, ws, wsb, NULL),
+                      FLAMIA_ERR_INVALID, "total_tokens");
+        s2.cu_seqlens_host = cu;
+        s2.max_seqlen = max_len(cu, nd) - 1; /* shorter than the longest document the copy shows */
+        EXPECT_STATUS(flamia_cuda_backward(&rec, &s2, ws, wsb, dO, dlse, ddo, ddq, ddk, ddv, NULL), FLAMIA_ERR_INVALID,
+                      "max_seqlen");
+        EXPECT_STATUS(flamia_cuda_workspace_size(&rec, &s2, &none), FLAMIA_ERR_INVALID, "max_seqlen");
+    }
     CK(cudaDeviceSynchronize());
     {
         uint8_t *chk = xmalloc(nq * 2);

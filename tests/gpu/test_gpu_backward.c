@@ -100,13 +100,13 @@ enum { kSplitOptIn = 6 };
 /* The dQ path a default-mode backward with this workspace takes (sm90_launch.h flamia_sm90_dq_plan_of):
  * the split in k chunks, or the reduce-adds */
 static const char *dq_path_name(const char *preset, int T, int ndocs, int Hq, int Hkv, int causal, int max_seqlen,
-                                size_t wsb) {
+                                long long doc_tiles, size_t wsb) {
     static char buf[64];
     struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, 128);
-    P.causal = causal, P.max_seqlen = max_seqlen;
+    P.causal = causal, P.max_seqlen = max_seqlen, P.doc_tiles = doc_tiles;
     const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_for_call(&P, wsb);
-    if (pl.heads) snprintf(buf, sizeof buf, "split, %d chunk(s)", flamia_sm90_dq_chunks(&P, pl.heads));
-    else snprintf(buf, sizeof buf, "%s", strcmp(preset, "bf16") ? "reduce-adds" : "FP32 atomics");
+    if (pl.heads) snprintf(buf, sizeof buf, "split, %d chunk(s)%s", flamia_sm90_dq_chunks(&P, pl.heads), doc_tiles ? ", counted" : "");
+    else snprintf(buf, sizeof buf, "%s%s", strcmp(preset, "bf16") ? "reduce-adds" : "FP32 atomics", doc_tiles ? ", counted" : "");
     return buf;
 }
 
@@ -180,6 +180,10 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     CK(cudaMemcpy(dcu, cu, (ndocs + 1) * 4, cudaMemcpyHostToDevice));
     flamia_shape ds = hs;
     ds.cu_seqlens = dcu;
+    static int cases; /* every other case passes the host copy of cu_seqlens (the split's tiles counted) */
+    const int host_cu = cases++ & 1;
+    if (host_cu) ds.cu_seqlens_host = cu;
+    const long long doc_tiles = host_cu ? flamia_sm90_doc_tiles(cu, ndocs, causal) : 0;
     size_t wsb = 0;
     FL(flamia_cuda_workspace_size(&rec, &ds, &wsb));
     void *ws = dmalloc(wsb), *dq_in = dmalloc(nq * 2), *dk_in = dmalloc(nk * 2), *dv_in = dmalloc(nk * 2);
@@ -227,12 +231,12 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
            label, preset, hadamard, causal, T, ndocs, Hq, Hkv, cq.rel, cq.maxrel, ck.rel, ck.maxrel, cv.rel, cv.maxrel,
            cq.rel64, ck.rel64, cv.rel64, cq.gpu64, ck.gpu64, cv.gpu64, cq.cos_gpu, cq.cos_ref, ck.cos_gpu,
            ck.cos_ref, cv.cos_gpu, cv.cos_ref, cq.rowrel, ck.rowrel, cv.rowrel, cq.nonfinite + ck.nonfinite + cv.nonfinite,
-           dq_path_name(preset, T, ndocs, Hq, Hkv, causal, max_len(cu, ndocs), wsb));
+           dq_path_name(preset, T, ndocs, Hq, Hkv, causal, max_len(cu, ndocs), doc_tiles, wsb));
     const int fp8 = strcmp(preset, "bf16") != 0;
     /* the launch order, where this call used one (the library's own decision), against
      * docs/cuda-api.md's rule (bwd_order_rule.h) unless the environment overrides it */
     struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, D);
-    P.causal = causal, P.max_seqlen = hs.max_seqlen;
+    P.causal = causal, P.max_seqlen = hs.max_seqlen, P.doc_tiles = doc_tiles;
     /* the dQ path this call took (sm90_launch.h flamia_sm90_dq_plan_of, as cuda_api.cu decides it) */
     P.dq_plan = flamia_sm90_dq_plan_for_call(&P, wsb);
     const int ordered = flamia_sm90_bwd_uses_order(&P);
@@ -314,6 +318,22 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     const size_t wsb_one = fp8 ? all.codes + (L.total_split - all.codes) / Hkv : wsb;
     EXPECT(!fp8 || (all.heads == Hkv && all.off == L.total && flamia_sm90_dq_plan_of(&P, wsb_one, Hkv, Hkv).heads == 1),
            "%s: %zu bytes do not give chunks of one kv head", preset, wsb_one);
+    /* the same shape with the host copy of cu_seqlens (the split's tiles counted, not bounded), and one
+     * that understates the documents: as many documents, of equal lengths (fewer tiles; a valid copy) */
+    flamia_shape ds_host = ds, ds_short = ds;
+    ds_host.cu_seqlens_host = cu;
+    int32_t cu_short[DET_MAX_DOCS + 1];
+    for (int d = 0; d <= ndocs; d++) cu_short[d] = (int32_t)((long long)T * d / ndocs);
+    ds_short.cu_seqlens_host = cu_short;
+    size_t wsb_host = 0, wsb_det_host = 0, wsb_det_short = 0;
+    FL(flamia_cuda_workspace_size(&rec, &ds_host, &wsb_host));
+    FL(flamia_cuda_set_deterministic(1));
+    FL(flamia_cuda_workspace_size(&rec, &ds_host, &wsb_det_host));
+    FL(flamia_cuda_workspace_size(&rec, &ds_short, &wsb_det_short));
+    FL(flamia_cuda_set_deterministic(0));
+    EXPECT(wsb_det_host <= wsb_det && wsb_host <= wsb_det, "%s: the counted sizes %zu / %zu past the bounded %zu", preset,
+           wsb_host, wsb_det_host, wsb_det);
+    const long long tiles = flamia_sm90_doc_tiles(cu, ndocs, causal), short_tiles = flamia_sm90_doc_tiles(cu_short, ndocs, causal);
     void *ws = dmalloc(wsb_det), *dq_in = dupload(bq, nq * 2), *dk_in = dupload(bk, nk * 2), *dv_in = dupload(bv, nk * 2);
     void *ddo = dupload(bg, nq * 2), *dO = dmalloc(nq * 2), *gq = dmalloc(nq * 2), *gk = dmalloc(nk * 2),
          *gv = dmalloc(nk * 2);
@@ -324,15 +344,22 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     /* the split in the default mode's workspace (dq_accum's room), where the limit takes it */
     P.deterministic = 0;
     const struct flamia_sm90_dq_plan in_accum = flamia_sm90_dq_plan_of(&P, wsb, kSplitOptIn, Hkv);
+    P.doc_tiles = tiles;
+    const struct flamia_sm90_dq_plan host_accum = flamia_sm90_dq_plan_of(&P, wsb_host, kSplitOptIn, Hkv);
     const int limit = flamia_sm90_dq_split_max_chunks();
-    enum { RUNS = 6 };
+    enum { RUNS = 9 };
     uint8_t *res[RUNS];
     /* 0, 1: deterministic, split past total (every kv head at once); 2: default, reduce-adds (the default
      * mode's split off); 3: deterministic, turns (the split off in both modes); 4: deterministic, split in
      * chunks of one kv head; 5: default with the split allowed (in dq_accum's room where it fits in few
-     * enough chunks, else run 2's path) */
-    const size_t run_ws[RUNS] = {wsb_det, wsb_det, wsb, wsb, wsb_one, wsb};
-    const int run_det[RUNS] = {1, 1, 0, 1, 1, 0}, run_limit[RUNS] = {1, 1, 0, -1, 1, kSplitOptIn};
+     * enough chunks, else run 2's path); with the host copy of cu_seqlens: 6 deterministic, its own
+     * (smaller) size; 7 as 5; 8 deterministic with a host copy that understates the documents (FP8 kinds:
+     * the device's documents overflow the regions, flagged; its dQ is wrong and not compared) */
+    const size_t run_ws[RUNS] = {wsb_det, wsb_det, wsb, wsb, wsb_one, wsb, wsb_det_host, wsb_host, wsb_det_short};
+    const int run_det[RUNS] = {1, 1, 0, 1, 1, 0, 1, 0, 1}, run_limit[RUNS] = {1, 1, 0, -1, 1, kSplitOptIn, 1, kSplitOptIn, 1};
+    const flamia_shape *run_shape[RUNS] = {&ds, &ds, &ds, &ds, &ds, &ds, &ds_host, &ds_host, &ds_short};
+    flamia_status flag_before = FLAMIA_OK, flag_after = FLAMIA_OK;
+    char flag_msg[512] = "not flagged";
     for (int run = 0; run < RUNS; run++) {
         const int det = run_det[run];
         FL(flamia_cuda_set_deterministic(det));
@@ -341,8 +368,11 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
         CK(cudaMemset(gq, 0xFF, nq * 2));
         CK(cudaMemset(gk, 0xFF, nk * 2));
         CK(cudaMemset(gv, 0xFF, nk * 2));
-        FL(flamia_cuda_backward(&rec, &ds, ws, run_ws[run], dO, dlse, ddo, gq, gk, gv, NULL));
+        if (run == RUNS - 1) flag_before = flamia_cuda_check_finite(ws, run_ws[run], NULL);
+        FL(flamia_cuda_backward(&rec, run_shape[run], ws, run_ws[run], dO, dlse, ddo, gq, gk, gv, NULL));
         CK(cudaDeviceSynchronize());
+        if (run == RUNS - 1 && (flag_after = flamia_cuda_check_finite(ws, run_ws[run], NULL)))
+            snprintf(flag_msg, sizeof flag_msg, "%s", flamia_last_error());
         res[run] = xmalloc(bytes);
         CK(cudaMemcpy(res[run], gq, nq * 2, cudaMemcpyDeviceToHost));
         CK(cudaMemcpy(res[run] + nq * 2, gk, nk * 2, cudaMemcpyDeviceToHost));
@@ -356,6 +386,10 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     const bf16_diff dqa = bf16_compare((const uint16_t *)res[5], (const uint16_t *)res[2], nq);
     int kv_same = 1;
     for (int run = 1; run < RUNS; run++) kv_same &= !memcmp(res[run] + nq * 2, res[0] + nq * 2, 2 * nk * 2);
+    /* the host copy: the deterministic mode's dQ as without it (the same sums, tiles placed by the real
+     * count); the default mode's, where it plans the split, too */
+    const int host_same = !memcmp(res[6], res[0], nq * 2), host_accum_same = !memcmp(res[7], res[0], nq * 2);
+    const bf16_diff dqh = bf16_compare((const uint16_t *)res[7], (const uint16_t *)res[2], nq);
     /* the default mode's split (run 5), where planned, sums as the deterministic one does */
     const int accum_same = !memcmp(res[5], res[0], nq * 2);
     printf("deterministic dQ %-11s T=%d%s%s (%s): two runs %s; vs the default (atomic) dQ: %ld of %zu elements differ, "
@@ -376,6 +410,19 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     EXPECT(in_accum.heads ? accum_same : dqa.rel <= 1.0 / 256, "%s: the default mode's dQ (%s)", preset,
            in_accum.heads ? "split in dq_accum's room, against the deterministic split" : "reduce-adds, rel. L2");
     EXPECT(kv_same, "%s: dK/dV depend on the dQ mode", preset);
+    printf("  host copy of cu_seqlens: %lld tiles a query head (bound %lld); deterministic dQ %s; default mode %s: %s; "
+           "a copy understating the documents (%lld tiles): %s\n",
+           tiles, L.ds_tiles_kv / (Hq / Hkv), host_same ? "bit-identical" : "DIFFERS",
+           host_accum.heads ? "split" : "reduce-adds", host_accum.heads ? (host_accum_same ? "bit-identical" : "DIFFERS")
+                                                                    : (dqh.rel <= 1.0 / 256 ? "as run 2" : "DIFFERS"),
+           short_tiles, flag_msg);
+    EXPECT(host_same, "%s: the deterministic dQ with the host copy of cu_seqlens differs", preset);
+    EXPECT(dqh.nonfinite == 0 && (host_accum.heads ? host_accum_same : dqh.rel <= 1.0 / 256),
+           "%s: the default mode's dQ with the host copy of cu_seqlens (%s)", preset,
+           host_accum.heads ? "split, against the deterministic split" : "reduce-adds, rel. L2");
+    EXPECT(flag_before == FLAMIA_OK && (fp8 && short_tiles < tiles ? flag_after == FLAMIA_ERR_INVALID : flag_after == FLAMIA_OK),
+           "%s: the understated host copy (%lld tiles for %lld): check_finite %d before, %d after", preset, short_tiles,
+           tiles, (int)flag_before, (int)flag_after);
     for (int run = 0; run < RUNS; run++) free(res[run]);
     void *frees[] = {ws, dq_in, dk_in, dv_in, ddo, dO, gq, gk, gv, dlse, dcu};
     for (size_t i = 0; i < sizeof frees / sizeof *frees; i++) CK(cudaFree(frees[i]));
