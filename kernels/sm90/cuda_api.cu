@@ -516,8 +516,11 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
  *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM (grid order) or
  *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED (longest first);
  *   FLAMIA_SM90_SPLIT_ORDER        0: the split in the grid's order, 1: longest first, else
- *                                  longest first for GQA groups of FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP
- *                                  or more whose chunks' grids miss FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
+ *                                  longest first for groups of FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP query
+ *                                  heads or more whose chunks' grids miss FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM
+ *                                  or that take more chunks than FLAMIA_SM90_DQ_SPLIT_CHUNKS;
+ *   FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP     that group size, else the macro;
+ *   FLAMIA_SM90_DQ_SPLIT_ORDERED_CHUNKS  the most chunks longest first, else the macro;
  *   FLAMIA_SM90_DQ_ROOM_CHUNKS     the chunks the workspace layout grows dq_accum's room for (region
  *                                  dq_room; 0: no growth), else FLAMIA_SM90_DQ_ROOM_CHUNKS. Read
  *                                  by every call's prepare, so a workspace query and the calls agree;
@@ -533,6 +536,9 @@ static EnvSetting g_split_min_ctas = {"FLAMIA_SM90_DQ_SPLIT_MIN_CTAS", -1, -1, k
 static EnvSetting g_split_order = {"FLAMIA_SM90_SPLIT_ORDER", -1, -1, kUnread};      /* -1: by the group */
 static EnvSetting g_room_chunks = {"FLAMIA_SM90_DQ_ROOM_CHUNKS", FLAMIA_SM90_DQ_ROOM_CHUNKS, 0, kUnread};
 static EnvSetting g_doc_tiles = {"FLAMIA_SM90_DOC_TILES", 1, 0, kUnread};
+static EnvSetting g_split_order_group = {"FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP", FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP, 1, kUnread};
+static EnvSetting g_split_ordered_chunks = {"FLAMIA_SM90_DQ_SPLIT_ORDERED_CHUNKS", FLAMIA_SM90_DQ_SPLIT_ORDERED_CHUNKS, 0,
+                                            kUnread};
 static int env_setting(EnvSetting *s) {
     int v = __atomic_load_n(&s->value, __ATOMIC_RELAXED);
     if (v == kUnread) {
@@ -555,7 +561,10 @@ extern "C" int flamia_sm90_dq_room_chunks(void) { return env_setting(&g_room_chu
 static int host_doc_tiles() { return env_setting(&g_doc_tiles) != 0; }
 extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *P,
                                                                    size_t workspace_bytes) {
-    struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(P, workspace_bytes, flamia_sm90_dq_split_max_chunks(), P->heads_kv);
+    /* the grid's order up to `limit` chunks, longest first up to the larger ordered limit */
+    const int limit = flamia_sm90_dq_split_max_chunks(), more = env_setting(&g_split_ordered_chunks),
+              ordered_limit = limit > 0 && limit < more ? more : limit;
+    struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(P, workspace_bytes, ordered_limit, P->heads_kv);
     if (!pl.heads) return pl;
     int dev = 0, sms = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
@@ -563,11 +572,13 @@ extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct 
         sms = 132;
     }
     const long long grid = flamia_sm90_dq_chunk_grid(P, pl.heads); /* the smallest chunk's */
-    const int order = env_setting(&g_split_order);
+    const int chunks = flamia_sm90_dq_chunks(P, pl.heads), order = env_setting(&g_split_order);
     pl.ordered = order >= 0 ? order == 1
-                            : P->heads_q / P->heads_kv >= FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP &&
-                                  grid < (long long)FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM * sms;
-    /* the default mode: every chunk's grid past the floor of its order */
-    if (!P->deterministic && grid < (long long)flamia_sm90_dq_split_min_ctas(pl.ordered) * sms) pl.heads = pl.ordered = 0;
+                            : P->heads_q / P->heads_kv >= env_setting(&g_split_order_group) &&
+                                  (grid < (long long)FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM * sms || chunks > limit);
+    /* the default mode: every chunk's grid past the floor of its order, and no more chunks than its limit */
+    if (!P->deterministic &&
+        (grid < (long long)flamia_sm90_dq_split_min_ctas(pl.ordered) * sms || chunks > (pl.ordered ? ordered_limit : limit)))
+        pl.heads = pl.ordered = 0;
     return pl;
 }

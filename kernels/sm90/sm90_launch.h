@@ -382,7 +382,10 @@ static inline long long flamia_sm90_dq_chunk_grid(const struct flamia_sm90_probl
  * GQA at 8.7 CTAs an SM (+2.5 %). Both modes' plans follow this (sixty-sixth session);
  * FLAMIA_SM90_SPLIT_ORDER=0 / 1: never / always. */
 #define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED 2
-#define FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP 4
+#define FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP 1
+/* Longest first, the default mode's split may also take up to this many chunks (the grid's order:
+ * FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS) */
+#define FLAMIA_SM90_DQ_SPLIT_ORDERED_CHUNKS 16
 
 /* A call's split dQ with this workspace size: in the room past total (what the deterministic mode's
  * workspace size adds) or in regions dq_accum, dq_turn and dq_room (unused by the split), whichever

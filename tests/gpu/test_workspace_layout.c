@@ -209,17 +209,18 @@ int main(void) {
     lens[0] = 262144;
     EXPECT(check_split("1x262144", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8, 0) == 0, "1x262144: split past the cap");
     { /* the default mode's split as a call plans it (flamia_sm90_dq_plan_for_call: no GPU here, so an
-         H100's 132 SMs), at 6 chunks with the default floors (8 CTAs an SM in the grid's order; GQA
-         groups of 4 under it longest first, 2 an SM) in dq_accum's room grown by dq_room: documents x
-         length / kv heads -> chunks, longest first. 16x4096: 4 chunks of 2,112 CTAs; 4x4096: 4 of 528,
-         none (MHA); 2x4096: none; gqa-16x1024: 2 chunks of 288, ordered (floor 264); gqa-8x1024: 144,
-         none; 8x2048: 3 chunks of 680-816, none; gqa-64x1024: 2 chunks of 1,152, the grid's order.
-         Every deterministic mode takes it (no floor), longest first where the default mode would. */
+         H100's 132 SMs), with the default floors and limits (8 CTAs an SM and 6 chunks in the grid's
+         order; under that floor or past that limit longest first, 2 CTAs an SM and 16 chunks) in
+         dq_accum's room grown by dq_room: documents x length / kv heads -> chunks, longest first.
+         16x4096: 4 chunks of 2,112 CTAs; 4x4096: 4 of 528, ordered; 2x4096: 4 of 264, ordered;
+         gqa-16x1024: 2 chunks of 288, ordered (floor 264); gqa-8x1024: 144, none; 8x2048: 3 chunks of
+         680-816, ordered; gqa-64x1024: 2 chunks of 1,152, the grid's order. Every deterministic mode
+         takes it (no floor), longest first where the default mode would. */
         flamia_sm90_set_dq_split_max_chunks(6);
         flamia_sm90_set_dq_split_min_ctas(-1);
         const struct { int n, len, hkv, chunks, ordered; } cases[] = {
-            {16, 4096, 16, 4, 0}, {4, 4096, 16, 0, 0}, {2, 4096, 16, 0, 0},  {16, 1024, 4, 2, 1},
-            {8, 1024, 4, 0, 0},   {8, 2048, 16, 0, 0}, {64, 1024, 4, 2, 0},
+            {16, 4096, 16, 4, 0}, {4, 4096, 16, 4, 1}, {2, 4096, 16, 4, 1},  {16, 1024, 4, 2, 1},
+            {8, 1024, 4, 0, 0},   {8, 2048, 16, 3, 1}, {64, 1024, 4, 2, 0},
         };
         for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
             int32_t c[65];
@@ -236,7 +237,8 @@ int main(void) {
                    cases[i].chunks, cases[i].ordered);
             P.deterministic = 1;
             const struct flamia_sm90_dq_plan det = flamia_sm90_dq_plan_for_call(&P, ws);
-            EXPECT(det.heads > 0 && det.ordered == (cases[i].hkv < 16 && flamia_sm90_dq_chunk_grid(&P, det.heads) < 8 * 132),
+            EXPECT(det.heads > 0 && det.ordered == (flamia_sm90_dq_chunk_grid(&P, det.heads) < 8 * 132 ||
+                                                    flamia_sm90_dq_chunks(&P, det.heads) > 6),
                    "%dx%d over %d kv heads: the deterministic mode's split in dq_accum's room", cases[i].n, cases[i].len,
                    cases[i].hkv);
         }
