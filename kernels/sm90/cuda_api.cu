@@ -515,12 +515,12 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
  *   FLAMIA_SM90_DQ_SPLIT_MIN_CTAS  the fewest CTAs an SM in each chunk's grid, else
  *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM (grid order) or
  *                                  FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED (longest first);
- *   FLAMIA_SM90_SPLIT_ORDER        0: the split in the grid's order, 1: longest first, else
- *                                  longest first for groups of FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP query
- *                                  heads or more whose chunks' grids miss FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM
- *                                  or that take more chunks than FLAMIA_SM90_DQ_SPLIT_CHUNKS;
- *   FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP     that group size, else the macro;
- *   FLAMIA_SM90_DQ_SPLIT_ORDERED_CHUNKS  the most chunks longest first, else the macro;
+ *   FLAMIA_SM90_SPLIT_ORDER        0: the split in the grid's order, 1: longest first (GQA's floor and
+ *                                  limit), else by the plan's path (flamia_sm90_dq_plan_for_call);
+ *   FLAMIA_SM90_DQ_SPLIT_LONG_TILES   the longest document's 128-token tiles from which groups below
+ *                                  FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP take the long documents' path, else
+ *                                  the macro (a huge value: never);
+ *   FLAMIA_SM90_DQ_SPLIT_LONG_CHUNKS  the most chunks on that path, else the macro;
  *   FLAMIA_SM90_DQ_ROOM_CHUNKS     the chunks the workspace layout grows dq_accum's room for (region
  *                                  dq_room; 0: no growth), else FLAMIA_SM90_DQ_ROOM_CHUNKS. Read
  *                                  by every call's prepare, so a workspace query and the calls agree;
@@ -536,9 +536,8 @@ static EnvSetting g_split_min_ctas = {"FLAMIA_SM90_DQ_SPLIT_MIN_CTAS", -1, -1, k
 static EnvSetting g_split_order = {"FLAMIA_SM90_SPLIT_ORDER", -1, -1, kUnread};      /* -1: by the group */
 static EnvSetting g_room_chunks = {"FLAMIA_SM90_DQ_ROOM_CHUNKS", FLAMIA_SM90_DQ_ROOM_CHUNKS, 0, kUnread};
 static EnvSetting g_doc_tiles = {"FLAMIA_SM90_DOC_TILES", 1, 0, kUnread};
-static EnvSetting g_split_order_group = {"FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP", FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP, 1, kUnread};
-static EnvSetting g_split_ordered_chunks = {"FLAMIA_SM90_DQ_SPLIT_ORDERED_CHUNKS", FLAMIA_SM90_DQ_SPLIT_ORDERED_CHUNKS, 0,
-                                            kUnread};
+static EnvSetting g_split_long_tiles = {"FLAMIA_SM90_DQ_SPLIT_LONG_TILES", FLAMIA_SM90_DQ_SPLIT_LONG_TILES, 1, kUnread};
+static EnvSetting g_split_long_chunks = {"FLAMIA_SM90_DQ_SPLIT_LONG_CHUNKS", FLAMIA_SM90_DQ_SPLIT_LONG_CHUNKS, 0, kUnread};
 static int env_setting(EnvSetting *s) {
     int v = __atomic_load_n(&s->value, __ATOMIC_RELAXED);
     if (v == kUnread) {
@@ -552,19 +551,23 @@ static int env_setting(EnvSetting *s) {
 static void set_env_setting(EnvSetting *s, int n) { __atomic_store_n(&s->value, n < s->lo ? s->lo : n, __ATOMIC_RELAXED); }
 extern "C" int flamia_sm90_dq_split_max_chunks(void) { return env_setting(&g_split_chunks); }
 extern "C" void flamia_sm90_set_dq_split_max_chunks(int n) { set_env_setting(&g_split_chunks, n); }
-extern "C" int flamia_sm90_dq_split_min_ctas(int ordered) {
+extern "C" int flamia_sm90_dq_split_min_ctas(int path) {
     const int v = env_setting(&g_split_min_ctas);
-    return v >= 0 ? v : ordered ? FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED : FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
+    return v >= 0                                  ? v
+           : path == FLAMIA_SM90_SPLIT_LONG_ORDERED ? FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_LONG
+           : path == FLAMIA_SM90_SPLIT_GQA_ORDERED  ? FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED
+                                                    : FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM;
 }
 extern "C" void flamia_sm90_set_dq_split_min_ctas(int n) { set_env_setting(&g_split_min_ctas, n); }
 extern "C" int flamia_sm90_dq_room_chunks(void) { return env_setting(&g_room_chunks); }
 static int host_doc_tiles() { return env_setting(&g_doc_tiles) != 0; }
 extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *P,
                                                                    size_t workspace_bytes) {
-    /* the grid's order up to `limit` chunks, longest first up to the larger ordered limit */
-    const int limit = flamia_sm90_dq_split_max_chunks(), more = env_setting(&g_split_ordered_chunks),
-              ordered_limit = limit > 0 && limit < more ? more : limit;
-    struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(P, workspace_bytes, ordered_limit, P->heads_kv);
+    /* the grid's order and GQA's longest first up to `limit` chunks, long documents' longest first up to
+     * `long_limit` */
+    const int limit = flamia_sm90_dq_split_max_chunks(), more = env_setting(&g_split_long_chunks),
+              long_limit = limit > 0 && limit < more ? more : limit;
+    struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_of(P, workspace_bytes, long_limit, P->heads_kv);
     if (!pl.heads) return pl;
     int dev = 0, sms = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
@@ -573,12 +576,20 @@ extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct 
     }
     const long long grid = flamia_sm90_dq_chunk_grid(P, pl.heads); /* the smallest chunk's */
     const int chunks = flamia_sm90_dq_chunks(P, pl.heads), order = env_setting(&g_split_order);
-    pl.ordered = order >= 0 ? order == 1
-                            : P->heads_q / P->heads_kv >= env_setting(&g_split_order_group) &&
-                                  (grid < (long long)FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM * sms || chunks > limit);
-    /* the default mode: every chunk's grid past the floor of its order, and no more chunks than its limit */
-    if (!P->deterministic &&
-        (grid < (long long)flamia_sm90_dq_split_min_ctas(pl.ordered) * sms || chunks > (pl.ordered ? ordered_limit : limit)))
+    /* the longest CTA's query tiles (a document's first key tile), and the smallest chunk's tile pairs */
+    const long long longest = (P->max_seqlen + FLAMIA_SM90_TILE_TOKENS - 1) / FLAMIA_SM90_TILE_TOKENS,
+                    work = (long long)(P->heads_kv / chunks) * flamia_sm90_layout_of(P).ds_tiles_kv;
+    int path;
+    if (order >= 0) path = order == 1 ? FLAMIA_SM90_SPLIT_GQA_ORDERED : FLAMIA_SM90_SPLIT_GRID_ORDER;
+    else if (grid >= (long long)FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM * sms && chunks <= limit)
+        path = FLAMIA_SM90_SPLIT_GRID_ORDER;
+    else if (P->heads_q / P->heads_kv >= FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP) path = FLAMIA_SM90_SPLIT_GQA_ORDERED;
+    else if (longest >= env_setting(&g_split_long_tiles) && work >= longest * sms) path = FLAMIA_SM90_SPLIT_LONG_ORDERED;
+    else path = FLAMIA_SM90_SPLIT_GRID_ORDER; /* below its floor: the default mode's reduce-adds */
+    pl.ordered = path != FLAMIA_SM90_SPLIT_GRID_ORDER;
+    /* the default mode: every chunk's grid past the floor of its path, and no more chunks than its limit */
+    if (!P->deterministic && (grid < (long long)flamia_sm90_dq_split_min_ctas(path) * sms ||
+                              chunks > (path == FLAMIA_SM90_SPLIT_LONG_ORDERED ? long_limit : limit)))
         pl.heads = pl.ordered = 0;
     return pl;
 }

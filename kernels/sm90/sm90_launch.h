@@ -382,10 +382,17 @@ static inline long long flamia_sm90_dq_chunk_grid(const struct flamia_sm90_probl
  * GQA at 8.7 CTAs an SM (+2.5 %). Both modes' plans follow this (sixty-sixth session);
  * FLAMIA_SM90_SPLIT_ORDER=0 / 1: never / always. */
 #define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_ORDERED 2
-#define FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP 1
-/* Longest first, the default mode's split may also take up to this many chunks (the grid's order:
- * FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS) */
-#define FLAMIA_SM90_DQ_SPLIT_ORDERED_CHUNKS 16
+#define FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP 4
+/* Smaller groups (MHA, 2) whose chunks miss the grid order's floor or limit launch longest first too
+ * where the chunk's work outlasts its longest CTA (tile pairs / SMs >= the longest document's tiles:
+ * else that CTA alone sets the chunk's time) and that document has at least
+ * FLAMIA_SM90_DQ_SPLIT_LONG_TILES tiles (shorter ones gain too little over the reduce-adds), with this
+ * floor and up to FLAMIA_SM90_DQ_SPLIT_LONG_CHUNKS chunks. */
+#define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_LONG 4
+#define FLAMIA_SM90_DQ_SPLIT_LONG_TILES 16
+#define FLAMIA_SM90_DQ_SPLIT_LONG_CHUNKS 16
+/* The paths of flamia_sm90_dq_plan_for_call (and flamia_sm90_dq_split_min_ctas's argument) */
+enum { FLAMIA_SM90_SPLIT_GRID_ORDER = 0, FLAMIA_SM90_SPLIT_GQA_ORDERED = 1, FLAMIA_SM90_SPLIT_LONG_ORDERED = 2 };
 
 /* A call's split dQ with this workspace size: in the room past total (what the deterministic mode's
  * workspace size adds) or in regions dq_accum, dq_turn and dq_room (unused by the split), whichever
@@ -435,9 +442,9 @@ extern "C" {
 #endif
 int flamia_sm90_dq_split_max_chunks(void);
 void flamia_sm90_set_dq_split_max_chunks(int n);
-int flamia_sm90_dq_split_min_ctas(int ordered); /* per SM (FLAMIA_SM90_DQ_SPLIT_MIN_CTAS, else the floor of
-                                                the order: ..._MIN_CTAS_PER_SM or ..._MIN_CTAS_ORDERED) */
-void flamia_sm90_set_dq_split_min_ctas(int n); /* both floors; -1: back to the defaults */
+int flamia_sm90_dq_split_min_ctas(int path); /* per SM (FLAMIA_SM90_DQ_SPLIT_MIN_CTAS, else the floor of the
+                                             path: ..._MIN_CTAS_PER_SM, ..._MIN_CTAS_ORDERED or ..._MIN_CTAS_LONG) */
+void flamia_sm90_set_dq_split_min_ctas(int n); /* every floor; -1: back to the defaults */
 /* The chunks the workspace layout grows dq_accum's room for (problem.dq_room_chunks;
  * FLAMIA_SM90_DQ_ROOM_CHUNKS in the environment, else the macro) */
 int flamia_sm90_dq_room_chunks(void);

@@ -209,18 +209,20 @@ int main(void) {
     lens[0] = 262144;
     EXPECT(check_split("1x262144", lens, 1, 16, 16, 1, FLAMIA_SM90_MXFP8, 0) == 0, "1x262144: split past the cap");
     { /* the default mode's split as a call plans it (flamia_sm90_dq_plan_for_call: no GPU here, so an
-         H100's 132 SMs), with the default floors and limits (8 CTAs an SM and 6 chunks in the grid's
-         order; under that floor or past that limit longest first, 2 CTAs an SM and 16 chunks) in
-         dq_accum's room grown by dq_room: documents x length / kv heads -> chunks, longest first.
-         16x4096: 4 chunks of 2,112 CTAs; 4x4096: 4 of 528, ordered; 2x4096: 4 of 264, ordered;
+         H100's 132 SMs), with the default floors and limits (the grid's order: 8 CTAs an SM, 6 chunks;
+         under that floor or past that limit longest first: GQA groups of 4, 2 CTAs an SM, 6 chunks;
+         smaller groups where the chunk's work outlasts its longest CTA and that document has 16 tiles
+         or more, 4 CTAs an SM, 16 chunks) in dq_accum's room grown by dq_room: documents x length / kv
+         heads -> chunks, longest first. 16x4096: 4 chunks of 2,112 CTAs; 4x4096: 4 of 528, ordered
+         (work 64 tile pairs an SM, longest 32); 2x4096: 4 of 264, under the floor of 4, none;
          gqa-16x1024: 2 chunks of 288, ordered (floor 264); gqa-8x1024: 144, none; 8x2048: 3 chunks of
          680-816, ordered; gqa-64x1024: 2 chunks of 1,152, the grid's order. Every deterministic mode
-         takes it (no floor), longest first where the default mode would. */
+         takes it (no floor), longest first where its path is (2x4096 and gqa-8x1024 too). */
         flamia_sm90_set_dq_split_max_chunks(6);
         flamia_sm90_set_dq_split_min_ctas(-1);
-        const struct { int n, len, hkv, chunks, ordered; } cases[] = {
-            {16, 4096, 16, 4, 0}, {4, 4096, 16, 4, 1}, {2, 4096, 16, 4, 1},  {16, 1024, 4, 2, 1},
-            {8, 1024, 4, 0, 0},   {8, 2048, 16, 3, 1}, {64, 1024, 4, 2, 0},
+        const struct { int n, len, hkv, chunks, ordered, det_ordered; } cases[] = {
+            {16, 4096, 16, 4, 0, 0}, {4, 4096, 16, 4, 1, 1}, {2, 4096, 16, 0, 0, 1},  {16, 1024, 4, 2, 1, 1},
+            {8, 1024, 4, 0, 0, 1},   {8, 2048, 16, 3, 1, 1}, {64, 1024, 4, 2, 0, 0},
         };
         for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
             int32_t c[65];
@@ -237,8 +239,7 @@ int main(void) {
                    cases[i].chunks, cases[i].ordered);
             P.deterministic = 1;
             const struct flamia_sm90_dq_plan det = flamia_sm90_dq_plan_for_call(&P, ws);
-            EXPECT(det.heads > 0 && det.ordered == (flamia_sm90_dq_chunk_grid(&P, det.heads) < 8 * 132 ||
-                                                    flamia_sm90_dq_chunks(&P, det.heads) > 6),
+            EXPECT(det.heads > 0 && det.ordered == cases[i].det_ordered,
                    "%dx%d over %d kv heads: the deterministic mode's split in dq_accum's room", cases[i].n, cases[i].len,
                    cases[i].hkv);
         }
@@ -276,6 +277,29 @@ int main(void) {
                        flamia_sm90_dq_chunk_grid(&P, pl.heads) == 5896,
                    "8192+224x256 counted: %lld tiles, the default split in %d chunks (ordered %d)", P.doc_tiles,
                    flamia_sm90_dq_chunks(&P, pl.heads), pl.ordered);
+        }
+        { /* the long documents' path, MHA, tiles counted: logu-64k (longest 158 tiles, 205 tile pairs an SM
+             a chunk) 16 chunks of 536 CTAs, ordered; logu:32768:32:16384:7 (longest 108, 76 an SM: that CTA
+             would set each chunk's time) and 12x1024 (8 tiles) none */
+            static const int logu64k[] = {644, 266, 4260, 1092, 55, 3420, 612, 333, 161, 197, 46, 18293,
+                                          66, 125, 976, 20103, 124, 1142, 886, 58, 140, 1162, 9359, 2016},
+                             logu32k[] = {2418, 978, 95, 4114, 10347, 713, 13807, 296},
+                             mha12[] = {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024};
+            flamia_sm90_set_dq_split_min_ctas(-1); /* the default floors (the block above set 8) */
+            const struct { const char *name; const int *lens; int n, chunks; } longs[] = {
+                {"logu-64k", logu64k, 24, 16}, {"logu:32768:32:16384:7", logu32k, 8, 0}, {"12x1024", mha12, 12, 0}};
+            for (int i = 0; i < 3; i++) {
+                int32_t c[25];
+                cu_from_lens(longs[i].lens, longs[i].n, c);
+                struct flamia_sm90_problem P = gpu_problem_of_kind(FLAMIA_SM90_MXFP8, c[longs[i].n], longs[i].n, 16, 16, 128);
+                P.causal = 1;
+                P.max_seqlen = max_len(c, longs[i].n);
+                P.doc_tiles = flamia_sm90_doc_tiles(c, longs[i].n, 1);
+                const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_for_call(&P, flamia_sm90_layout_of(&P).total);
+                EXPECT(flamia_sm90_dq_chunks(&P, pl.heads) == longs[i].chunks && pl.ordered == (longs[i].chunks > 0),
+                       "%s: the default mode's split in %d chunks (ordered %d), want %d", longs[i].name,
+                       flamia_sm90_dq_chunks(&P, pl.heads), pl.ordered, longs[i].chunks);
+            }
         }
         flamia_sm90_set_dq_split_min_ctas(-1);
         flamia_sm90_set_dq_split_max_chunks(FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS);
