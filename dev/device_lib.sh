@@ -110,3 +110,23 @@ dev_gpu_tests() {
   [ -f "$logs/test_gpu_backward.log" ] && grep -oE "\| dQ [a-zA-Z0-9(), -]+$" "$logs/test_gpu_backward.log" | sort | uniq -c
   return 0
 }
+# dev_carry: the environment of a command that runs carried binaries (build-carry, from
+# `bash dev/carry_bins.sh`): C, the run paths, OUT/logs; prints the GPU's name, driver and top clock
+dev_carry() {
+  export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
+  export LD_LIBRARY_PATH=$PWD/build-carry/kernels:/usr/local/cuda/lib64
+  C=build-carry
+  mkdir -p "$OUT/logs"
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+}
+# dev_lat_ab W SETUP NAME...: the latency driver (carried) on the arguments W once per NAME, in the
+# order given, each after `SETUP NAME` (a function of the script that exports that variant's
+# environment), into $OUT/logs/lat_NAME.{h5,log}; for dev/sessions/ab_table.py
+dev_lat_ab() {
+  local w=$1 setup=$2 m; shift 2
+  for m in "$@"; do
+    "$setup" "$m"
+    timeout 150 $C/experiments/latency/latency --backend cuda $w --out $OUT/logs/lat_$m.h5 > $OUT/logs/lat_$m.log 2>&1
+    echo "latency $m rc=$? ($(dev_elapsed) s)"
+  done
+}

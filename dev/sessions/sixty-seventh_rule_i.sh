@@ -16,20 +16,13 @@
 # logu:32768:32:16384:7: 0.99-1.01.
 # Rule (before the run): I lands if no workload's training call I / F is > 1.01 (best of two) and the
 # validation shapes' median is <= 0.98; else the patch does not land.
-export PATH=/usr/local/cuda/bin:$PATH OMP_NUM_THREADS=16
-export LD_LIBRARY_PATH=$PWD/build-carry/kernels:/usr/local/cuda/lib64
-OUT=${OUT:-/tmp/flamia-out}; mkdir -p $OUT/logs
-C=build-carry
-t0=$(date +%s)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 . dev/device_lib.sh
+dev_carry
 dev_gpu_tests $C/tests/gpu $OUT/logs test_gpu_backward test_gpu_api
-echo "tests done ($(( $(date +%s) - t0 )) s)"
+echo "tests done ($(dev_elapsed) s)"
 W="--workloads 6x4096,10x2048,12x2048,4096+32x256,logu:32768:32:16384:9,logu:65536:32:16384:2,8192+32x256,logu-16k,logu-64k,4x4096,7x4096,8x2048,16x4096,8192+224x256,gqa-16x1024,3x4096,12x1024,logu:32768:32:16384:7 --recipes mxfp8 --passes bwd,train --warmup 3 --iters 20 --verify-rows 0"
-for m in I F I2 F2; do
-  case $m in F*) export FLAMIA_SM90_DQ_SPLIT_LONG_TILES=1000000 ;; *) unset FLAMIA_SM90_DQ_SPLIT_LONG_TILES ;; esac
-  timeout 150 $C/experiments/latency/latency --backend cuda $W --out $OUT/logs/lat_$m.h5 > $OUT/logs/lat_$m.log 2>&1; echo "latency $m rc=$? ($(( $(date +%s) - t0 )) s)"
-done
+variant() { case $1 in F*) export FLAMIA_SM90_DQ_SPLIT_LONG_TILES=1000000 ;; *) unset FLAMIA_SM90_DQ_SPLIT_LONG_TILES ;; esac; }
+dev_lat_ab "$W" variant I F I2 F2
 python3 dev/sessions/ab_table.py $OUT/logs I:F:"rule I / rule F"
 tar -C $OUT -czf $OUT/logs.tgz logs && rm -rf $OUT/logs
-echo "done ($(( $(date +%s) - t0 )) s)"
+echo "done ($(dev_elapsed) s)"
