@@ -173,6 +173,10 @@ class Ours:
 
         self.torch, self.fl, self.rec, L = torch, fl, recipe, fl.lib
         self.shape = ta.shape_of(q, k, cu, max(lens))
+        # the host copy of cu_seqlens, as a framework that knows its documents passes it (the backward
+        # then sizes its split dQ by the documents; docs/cuda-api.md)
+        self.cu_host = (ctypes.c_int32 * (len(lens) + 1))(*[sum(lens[:i]) for i in range(len(lens) + 1)])
+        self.shape.cu_seqlens_host = ctypes.cast(self.cu_host, ctypes.c_void_p)
         nb = ctypes.c_size_t()
         fl.check(L.flamia_cuda_workspace_size(recipe, ctypes.byref(self.shape), ctypes.byref(nb)), "workspace_size")
         self.nb = nb
