@@ -387,7 +387,10 @@ static inline long long flamia_sm90_dq_chunk_grid(const struct flamia_sm90_probl
  * where the chunk's work outlasts its longest CTA (tile pairs / SMs >= the longest document's tiles:
  * else that CTA alone sets the chunk's time) and that document has at least
  * FLAMIA_SM90_DQ_SPLIT_LONG_TILES tiles (shorter ones gain too little over the reduce-adds), with this
- * floor and up to FLAMIA_SM90_DQ_SPLIT_LONG_CHUNKS chunks. */
+ * floor and up to FLAMIA_SM90_DQ_SPLIT_LONG_CHUNKS chunks. Set from rule H's run, which had neither
+ * count (logu:32768:32:16384:7, a chunk's work 0.70 of its longest CTA, 1.20x; 8x1024 and 12x1024
+ * 1.01-1.02x); measured as rule I against rule F (H100, perf-notes "Backward kernel", sixty-seventh
+ * session): training call 0.944-0.984x on six new shapes, 0.94-0.98x on the nine it was set from. */
 #define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_LONG 4
 #define FLAMIA_SM90_DQ_SPLIT_LONG_TILES 16
 #define FLAMIA_SM90_DQ_SPLIT_LONG_CHUNKS 16
@@ -449,9 +452,10 @@ void flamia_sm90_set_dq_split_min_ctas(int n); /* every floor; -1: back to the d
  * FLAMIA_SM90_DQ_ROOM_CHUNKS in the environment, else the macro) */
 int flamia_sm90_dq_room_chunks(void);
 /* The split dQ plan a backward call takes with this workspace on the current device (cuda_api.cu):
- * flamia_sm90_dq_plan_of with the limits above, its launch order (longest first for GQA groups of
- * FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP or more whose chunks' grids miss the grid order's floor;
- * FLAMIA_SM90_SPLIT_ORDER), and in the default mode the floor of that order */
+ * flamia_sm90_dq_plan_of with the limits above, its path (the grid's order; longest first for GQA
+ * groups of FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP or more whose chunks' grids miss the grid order's floor;
+ * longest first for smaller groups' long documents, FLAMIA_SM90_DQ_SPLIT_LONG_*; FLAMIA_SM90_SPLIT_ORDER
+ * forces one), and in the default mode that path's floor and chunk limit */
 struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *p, size_t workspace_bytes);
 #ifdef __cplusplus
 }
