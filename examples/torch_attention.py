@@ -38,8 +38,9 @@ class Shape(ctypes.Structure):
                 ("cu_seqlens", ctypes.c_void_p), ("heads_q", ctypes.c_int), ("heads_kv", ctypes.c_int),
                 ("head_dim", ctypes.c_int), ("causal", ctypes.c_int), ("softmax_scale", ctypes.c_float),
                 ("max_seqlen", ctypes.c_int),
-                # the optional host copy of cu_seqlens (NULL here: torch.compile's fake implementation
-                # sizes the workspace without one, and the calls must ask for the same size)
+                # the optional host copy of cu_seqlens (host_offsets; flamia_attention's cu_seqlens_host=;
+                # NULL on the torch.compile path, whose fake implementation sizes the workspace without
+                # data, and the calls must ask for the same size)
                 ("cu_seqlens_host", ctypes.c_void_p)]
 
 
@@ -89,14 +90,31 @@ def ptr(t):
     return ctypes.c_void_p(t.data_ptr())
 
 
-def shape_of(q, k, cu_seqlens, max_seqlen, causal=True, softmax_scale=0.0, cu_address=None):
+def shape_of(q, k, cu_seqlens, max_seqlen, causal=True, softmax_scale=0.0, cu_address=None, host=None):
     """flamia_shape of query and key tensors, or of their shapes (softmax_scale 0: 1/sqrt(D));
     cu_address in place of cu_seqlens' own where it has none (a fake tensor, for the workspace's
-    size, which never reads it)"""
+    size, which never reads it); host: host_offsets' array, the shape's cu_seqlens_host (the caller
+    keeps it alive while the shape is used)"""
     T, Hq, D = (int(n) for n in getattr(q, "shape", q))
     Hkv = int(tuple(getattr(k, "shape", k))[1])
     return Shape(T, int(cu_seqlens.numel()) - 1, cu_seqlens.data_ptr() if cu_address is None else cu_address,
-                 Hq, Hkv, D, 1 if causal else 0, softmax_scale, max_seqlen)
+                 Hq, Hkv, D, 1 if causal else 0, softmax_scale, max_seqlen,
+                 None if host is None else ctypes.cast(host, ctypes.c_void_p))
+
+
+def host_offsets(cu_seqlens_host, num_docs):
+    """the host copy of cu_seqlens (a sequence of ints or a CPU tensor, num_docs + 1 of them) as the
+    int32 array the C API reads, or None; ValueError on a wrong length or a CUDA tensor (the library
+    checks the values themselves)"""
+    if cu_seqlens_host is None:
+        return None
+    if getattr(cu_seqlens_host, "is_cuda", False):
+        raise ValueError("cu_seqlens_host: a host copy is needed (a list or a CPU tensor), not a CUDA tensor")
+    values = [int(x) for x in (cu_seqlens_host.tolist() if hasattr(cu_seqlens_host, "tolist") else cu_seqlens_host)]
+    if len(values) != num_docs + 1:
+        raise ValueError("cu_seqlens_host: %d offsets for %d documents (cu_seqlens has %d)" %
+                         (len(values), num_docs, num_docs + 1))
+    return (ctypes.c_int32 * len(values))(*values)
 
 
 def check_inputs(q, k, v, cu_seqlens):
@@ -118,11 +136,12 @@ def check_inputs(q, k, v, cu_seqlens):
         raise ValueError("q, k, v and cu_seqlens: one device is needed, not %s" % ", ".join(sorted(devices)))
 
 
-def run_forward(flamia, recipe, q, k, v, cu_seqlens, max_seqlen, causal, softmax_scale, check_finite=False):
+def run_forward(flamia, recipe, q, k, v, cu_seqlens, max_seqlen, causal, softmax_scale, check_finite=False,
+                host=None):
     """quantize + forward on q's device and PyTorch's current stream: (O, lse, the workspace the
-    backward reads)"""
+    backward reads); host: host_offsets' array or None"""
     with torch.cuda.device(q.device):  # the library runs on the current device: make it q's
-        s = shape_of(q, k, cu_seqlens, max_seqlen, causal, softmax_scale)
+        s = shape_of(q, k, cu_seqlens, max_seqlen, causal, softmax_scale, host=host)
         nbytes = flamia.workspace_bytes(recipe, s)
         ws = torch.empty(nbytes, dtype=torch.uint8, device=q.device)
         o = torch.empty_like(q)
@@ -139,15 +158,16 @@ def run_forward(flamia, recipe, q, k, v, cu_seqlens, max_seqlen, causal, softmax
 
 
 def run_backward(flamia, recipe, do, o, lse, ws, cu_seqlens, heads_kv, max_seqlen, causal, softmax_scale,
-                 check_finite=False):
-    """the backward from run_forward's O, lse and workspace on o's device: dQ, dK, dV"""
+                 check_finite=False, host=None):
+    """the backward from run_forward's O, lse and workspace on o's device (host: the same as
+    run_forward's): dQ, dK, dV"""
     with torch.cuda.device(o.device):  # autograd's thread may have another current device
         T, Hq, D = o.shape
         do = do.to(torch.bfloat16).contiguous()
         dq = torch.empty_like(o)
         dk = torch.empty(T, heads_kv, D, dtype=torch.bfloat16, device=o.device)
         dv = torch.empty_like(dk)
-        s = shape_of(o, dk, cu_seqlens, max_seqlen, causal, softmax_scale)
+        s = shape_of(o, dk, cu_seqlens, max_seqlen, causal, softmax_scale, host=host)
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         flamia.check(flamia.lib.flamia_cuda_backward(recipe, ctypes.byref(s), ptr(ws), ctypes.c_size_t(ws.numel()),
                                                      ptr(o), ptr(lse), ptr(do), ptr(dq), ptr(dk), ptr(dv), stream),
@@ -163,20 +183,21 @@ class FlamiaAttention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, cu_seqlens, max_seqlen, flamia, recipe, check_finite=False, causal=True,
-                softmax_scale=0.0):
+                softmax_scale=0.0, host=None):
         check_inputs(q, k, v, cu_seqlens)
-        o, lse, ws = run_forward(flamia, recipe, q, k, v, cu_seqlens, max_seqlen, causal, softmax_scale, check_finite)
+        o, lse, ws = run_forward(flamia, recipe, q, k, v, cu_seqlens, max_seqlen, causal, softmax_scale, check_finite,
+                                 host)
         ctx.save_for_backward(o, lse, ws, cu_seqlens)
-        ctx.meta = (flamia, recipe, k.shape[1], max_seqlen, causal, softmax_scale, check_finite)
+        ctx.meta = (flamia, recipe, k.shape[1], max_seqlen, causal, softmax_scale, check_finite, host)
         return o
 
     @staticmethod
     def backward(ctx, do):
         o, lse, ws, cu_seqlens = ctx.saved_tensors
-        flamia, recipe, heads_kv, max_seqlen, causal, softmax_scale, check_finite = ctx.meta
+        flamia, recipe, heads_kv, max_seqlen, causal, softmax_scale, check_finite, host = ctx.meta
         dq, dk, dv = run_backward(flamia, recipe, do, o, lse, ws, cu_seqlens, heads_kv, max_seqlen, causal,
-                                  softmax_scale, check_finite)
-        return dq, dk, dv, None, None, None, None, None, None, None
+                                  softmax_scale, check_finite, host)
+        return dq, dk, dv, None, None, None, None, None, None, None, None
 
 
 _LOADED = {}  # library path -> (Flamia, {recipe name: recipe buffer})
@@ -211,7 +232,7 @@ def scale_arg(softmax_scale):
 
 
 def flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8", lib=None, check_finite=False, causal=True,
-                     softmax_scale=None):
+                     softmax_scale=None, cu_seqlens_host=None):
     """what a model calls per attention layer: O of the packed attention, differentiable;
     the library is loaded once per path (default: FLAMIA_LIB, else build/kernels/libflamia.so).
     recipe: "mxfp8", "mxfp8-exact" or "bf16", or any of them as "PRESET-lsum" (the row sum l over
@@ -221,11 +242,15 @@ def flamia_attention(q, k, v, cu_seqlens, max_seqlen, recipe="mxfp8", lib=None, 
     factor on Q K^T (None: 1/sqrt(D)).
     check_finite: raise FloatingPointError when Q, K, V (forward) or dO (backward) hold a NaN or
     Inf (the E4M3 recipes' kernels record them; each check synchronizes the stream, so use it
-    when hunting a divergence, not in every step)"""
+    when hunting a divergence, not in every step).
+    cu_seqlens_host: the same offsets on the host (a list or a CPU tensor), where the data loader
+    has them: the backward then sizes its split dQ by the documents, so packed batches take that
+    faster path (docs/cuda-api.md; flamia_attention_op has no such argument)"""
     softmax_scale = scale_arg(softmax_scale)
+    host = host_offsets(cu_seqlens_host, cu_seqlens.numel() - 1) if cu_seqlens_host is not None else None
     fl, rec = _recipe(lib, recipe)
     return FlamiaAttention.apply(q, k, v, cu_seqlens, max_seqlen, fl, rec, check_finite, bool(causal),
-                                 softmax_scale)
+                                 softmax_scale, host)
 
 
 def flamia_set_deterministic(on, lib=None):
@@ -396,6 +421,7 @@ def main():
         for x in (q, k, v):
             x.grad = None
     op_ok = op_path_matches(q, k, v, do, cu, max(lens), args.recipe, o, grads, opts) if args.op else True
+    host_ok = host_copy_matches(q, k, v, do, cu, cu_host, max(lens), args.recipe, o, grads, opts)
     o_ref = reference(q, k, v, cu_host, causal, args.softmax_scale)
     o_ref.backward(do.float())
     res = [("O", o, o_ref)] + [(n, g, x.grad) for n, g, x in zip(("dQ", "dK", "dV"), grads, (q, k, v))]
@@ -411,10 +437,12 @@ def main():
     # the recipes' accuracy on plain randn (docs/numerics.md): bf16 ~1.0, mxfp8 >= 0.997
     need = 0.999 if args.recipe.removesuffix("-lsum") == "bf16" else 0.99
     found = nonfinite_found(q, k, v, do, cu, max(lens), args.recipe, args.lib)
-    ok = worst >= need and same and found and op_ok
+    ok = worst >= need and same and found and op_ok and host_ok
     print("ok" if ok else "FAIL: %s" % ("a cosine below %.3f" % need if worst < need else
                                         "the deterministic runs differ" if not same else
-                                        "the compiled operators differ" if not op_ok else "a NaN went unreported"))
+                                        "the compiled operators differ" if not op_ok else
+                                        "the host copy of cu_seqlens changes the results" if not host_ok else
+                                        "a NaN went unreported"))
     return 0 if ok else 1
 
 
@@ -432,6 +460,22 @@ def op_path_matches(q, k, v, do, cu, max_seqlen, recipe, o, grads, opts):
     same = torch.equal(o2, o) and torch.equal(g2[1], grads[1]) and torch.equal(g2[2], grads[2])
     dq_cos = cosine(g2[0], grads[0])
     print("compiled operators (torch.compile, fullgraph): O, dK, dV %s; dQ cosine %.6f against flamia_attention" % (
+        "bit-identical" if same else "DIFFER", dq_cos))
+    return same and dq_cos >= 0.9999
+
+
+def host_copy_matches(q, k, v, do, cu, cu_host, max_seqlen, recipe, o, grads, opts):
+    """flamia_attention with cu_seqlens_host= against without: O, dK and dV bit-identical (the same
+    kernels), dQ up to its summation order (cosine >= 0.9999; the split dQ where the copy lets the
+    backward take it)"""
+    o2 = flamia_attention(q, k, v, cu, max_seqlen, recipe, cu_seqlens_host=cu_host, **opts)
+    o2.backward(do)
+    g2 = [x.grad.clone() for x in (q, k, v)]
+    for x in (q, k, v):
+        x.grad = None
+    same = torch.equal(o2, o) and torch.equal(g2[1], grads[1]) and torch.equal(g2[2], grads[2])
+    dq_cos = cosine(g2[0], grads[0])
+    print("cu_seqlens_host given: O, dK, dV %s; dQ cosine %.6f against without it" % (
         "bit-identical" if same else "DIFFER", dq_cos))
     return same and dq_cos >= 0.9999
 

@@ -71,6 +71,19 @@ s = ta.shape_of((700, 16, 128), (700, 4, 128), Cu(), 512, False, 0.0625)
 check((s.causal, s.softmax_scale, s.heads_q, s.heads_kv) == (0, 0.0625, 16, 4),
       "shape_of(shapes, causal=False, softmax_scale=1/16): the backward's form")
 
+check(s.cu_seqlens_host is None, "shape_of without a host copy: cu_seqlens_host NULL")
+host = ta.host_offsets([0, 300, 301, 700], 3)
+s = ta.shape_of(Tensor(700, 16, 128), Tensor(700, 4, 128), Cu(), 512, host=host)
+check(list(host) == [0, 300, 301, 700] and s.cu_seqlens_host == ctypes.addressof(host),
+      "host_offsets: the int32 array, and shape_of(host=) points cu_seqlens_host at it")
+for bad, why in (([0, 300, 700], "3 documents, 3 offsets"), (type("CudaT", (), {"is_cuda": True})(), "a CUDA tensor")):
+    try:
+        ta.host_offsets(bad, 3)
+        check(False, "host_offsets refuses %s" % why)
+    except ValueError as e:
+        check("cu_seqlens_host" in str(e), "host_offsets refuses %s: %s" % (why, e))
+check(ta.host_offsets(None, 3) is None, "host_offsets(None): None")
+
 for bad in (0.0, -0.5, float("nan"), float("inf")):
     try:
         ta.flamia_attention(None, None, None, None, 1, softmax_scale=bad, lib="/nonexistent/libflamia.so")

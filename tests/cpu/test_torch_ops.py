@@ -75,8 +75,9 @@ for util in ("test_schema", "test_faketensor"):
         check(True, "opcheck %s (attention_bwd)" % util)
     except Exception as e:
         check(False, "opcheck %s (attention_bwd): %s" % (util, str(e).splitlines()[0][:300]))
-check(shapes_seen and shapes_seen[-1] == (T, 3, Hq, Hkv, D, 1, 0.25, 46),
-      "the fake implementation's flamia_shape: tokens, documents, GQA 4/2, d, causal, scale, max_seqlen %s"
+check(shapes_seen and shapes_seen[-1] == (T, 3, Hq, Hkv, D, 1, 0.25, 46, None),
+      "the fake implementation's flamia_shape: tokens, documents, GQA 4/2, d, causal, scale, max_seqlen, no host "
+      "copy of cu_seqlens %s"
       % (shapes_seen[-1:],))
 check(tuple(ws.shape) == (64 * T * Hq + 24,) and ws.dtype == torch.uint8 and lse.shape == (T, Hq),
       "outputs: the workspace sized by flamia_cuda_workspace_size, lse [T][Hq] float32")
