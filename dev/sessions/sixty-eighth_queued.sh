@@ -21,6 +21,13 @@ dev_gpu_tests $C/tests/gpu $OUT/logs test_gpu_backward test_gpu_api test_gpu_for
 D="--workloads 4x4096,16x4096,8192+224x256,gqa-16x1024 --recipes mxfp8,mxfp8-exact --passes bwd --warmup 3 --iters 20 --verify-rows 0 --quiet"
 timeout 150 $C/experiments/latency/latency --backend cuda $D --out $OUT/deterministic_default.h5 > /dev/null 2>&1; echo "table D default rc=$?"
 timeout 150 $C/experiments/latency/latency --backend cuda $D --deterministic --out $OUT/deterministic_on.h5 > /dev/null 2>&1; echo "table D deterministic rc=$?"
+# 1b. The PyTorch example on the device's PyTorch: its checks with and without cu_seqlens_host= (new in the
+#     sixty-seventh session, never run on a GPU), and the custom operators' test (its fake shape now ends
+#     in the host copy's NULL)
+python3 examples/torch_attention.py --lib $C/kernels/libflamia.so --op > $OUT/logs/torch_example.log 2>&1
+echo "torch_attention.py --op rc=$?: $(grep -E "cu_seqlens_host|^ok|^FAIL" $OUT/logs/torch_example.log | tr '\n' ' ')"
+python3 tests/cpu/test_torch_ops.py examples/torch_attention.py $C/kernels/libflamia.so > $OUT/logs/torch_ops.log 2>&1
+echo "test_torch_ops.py rc=$?: $(tail -n 1 $OUT/logs/torch_ops.log)"
 tar -C $OUT -czf $OUT/tests.tgz logs && rm -rf $OUT/logs
 echo "tests done ($(dev_elapsed) s)"
 MODES="default det" bash dev/sessions/sixty-fifth_ratios.sh
