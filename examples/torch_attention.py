@@ -446,19 +446,24 @@ def main():
     return 0 if ok else 1
 
 
+def same_step(o2, do, inputs, o, grads):
+    """a second path's step (its O, then its backward from do) against the first's O and gradients:
+    (O, dK and dV bit-identical, dQ's cosine); the inputs' grads cleared after"""
+    o2.backward(do)
+    g2 = [x.grad.clone() for x in inputs]
+    for x in inputs:
+        x.grad = None
+    same = torch.equal(o2, o) and torch.equal(g2[1], grads[1]) and torch.equal(g2[2], grads[2])
+    return same, cosine(g2[0], grads[0])
+
+
 def op_path_matches(q, k, v, do, cu, max_seqlen, recipe, o, grads, opts):
     """the custom operators under torch.compile(fullgraph=True: a graph break fails it) against
     flamia_attention's results: O, dK and dV bit-identical (the same kernels on the same inputs, their
     sums in a fixed order), dQ up to the order of its reduce-adds (cosine >= 0.9999)"""
     f = torch.compile(lambda q, k, v, cu: flamia_attention_op(q, k, v, cu, max_seqlen, recipe, **opts),
                       fullgraph=True, backend="aot_eager")
-    o2 = f(q, k, v, cu)
-    o2.backward(do)
-    g2 = [x.grad.clone() for x in (q, k, v)]
-    for x in (q, k, v):
-        x.grad = None
-    same = torch.equal(o2, o) and torch.equal(g2[1], grads[1]) and torch.equal(g2[2], grads[2])
-    dq_cos = cosine(g2[0], grads[0])
+    same, dq_cos = same_step(f(q, k, v, cu), do, (q, k, v), o, grads)
     print("compiled operators (torch.compile, fullgraph): O, dK, dV %s; dQ cosine %.6f against flamia_attention" % (
         "bit-identical" if same else "DIFFER", dq_cos))
     return same and dq_cos >= 0.9999
@@ -469,12 +474,7 @@ def host_copy_matches(q, k, v, do, cu, cu_host, max_seqlen, recipe, o, grads, op
     kernels), dQ up to its summation order (cosine >= 0.9999; the split dQ where the copy lets the
     backward take it)"""
     o2 = flamia_attention(q, k, v, cu, max_seqlen, recipe, cu_seqlens_host=cu_host, **opts)
-    o2.backward(do)
-    g2 = [x.grad.clone() for x in (q, k, v)]
-    for x in (q, k, v):
-        x.grad = None
-    same = torch.equal(o2, o) and torch.equal(g2[1], grads[1]) and torch.equal(g2[2], grads[2])
-    dq_cos = cosine(g2[0], grads[0])
+    same, dq_cos = same_step(o2, do, (q, k, v), o, grads)
     print("cu_seqlens_host given: O, dK, dV %s; dQ cosine %.6f against without it" % (
         "bit-identical" if same else "DIFFER", dq_cos))
     return same and dq_cos >= 0.9999
