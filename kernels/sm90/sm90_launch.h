@@ -71,6 +71,9 @@ struct flamia_sm90_problem {
     long long doc_tiles;          /* sum over documents of c(n_d) (flamia_sm90_doc_tiles) from the shape's
                                      host copy of cu_seqlens; 0: not given, the layout bounds it from
                                      max_seqlen (cuda_api.cu prepare; FLAMIA_SM90_DOC_TILES=0 ignores it) */
+    int dq_room_growth;           /* ... by at most 1 / this of the regions before dq_accum; 0:
+                                     FLAMIA_SM90_DQ_ROOM_GROWTH (cuda_api.cu sets the environment's
+                                     FLAMIA_SM90_DQ_ROOM_GROWTH, for measuring other trades) */
     int dq_room_chunks;           /* the layout grows dq_accum's room (region dq_room) until the split
                                      dQ fits there in this many chunks, within
                                      FLAMIA_SM90_DQ_ROOM_GROWTH; 0: no growth. cuda_api.cu sets
@@ -192,10 +195,11 @@ static inline size_t flamia_sm90_dq_codes_at(size_t base, int num_docs, int head
 static inline size_t flamia_sm90_dq_room_bytes(const struct flamia_sm90_problem *p, size_t base, size_t room,
                                                size_t per_kv) {
     if (p->dq_room_chunks <= 0 || per_kv == 0) return 0;
+    const size_t growth = (size_t)(p->dq_room_growth > 0 ? p->dq_room_growth : FLAMIA_SM90_DQ_ROOM_GROWTH);
     size_t next;
     const size_t heads = (size_t)((p->heads_kv + p->dq_room_chunks - 1) / p->dq_room_chunks);
     const size_t need = flamia_sm90_dq_codes_at(base, p->num_docs, p->heads_kv, &next) + heads * per_kv - base;
-    return need > room && need - room <= base / FLAMIA_SM90_DQ_ROOM_GROWTH ? need - room : 0;
+    return need > room && need - room <= base / growth ? need - room : 0;
 }
 
 /* Slots of 128-token tiles of a packed batch: one per whole 128 tokens plus one per
@@ -451,6 +455,7 @@ void flamia_sm90_set_dq_split_min_ctas(int n); /* every floor; -1: back to the d
 /* The chunks the workspace layout grows dq_accum's room for (problem.dq_room_chunks;
  * FLAMIA_SM90_DQ_ROOM_CHUNKS in the environment, else the macro) */
 int flamia_sm90_dq_room_chunks(void);
+int flamia_sm90_dq_room_growth(void); /* problem.dq_room_growth: FLAMIA_SM90_DQ_ROOM_GROWTH, environment or macro */
 /* The split dQ plan a backward call takes with this workspace on the current device (cuda_api.cu):
  * flamia_sm90_dq_plan_of with the limits above, its path (the grid's order; longest first for GQA
  * groups of FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP or more whose chunks' grids miss the grid order's floor;

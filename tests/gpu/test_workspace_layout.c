@@ -74,7 +74,8 @@ static void check_shape(const char *label, int T, int ndocs, int max_seqlen, int
      * dq_room_chunks chunks; none asked for, none there and the other regions as before it */
     if (L.dq_room < L.bwd_rows) {
         const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_at(&P, &L, L.dq_accum, L.bwd_rows - L.dq_accum, Hkv);
-        EXPECT(kind != FLAMIA_SM90_BF16 && (L.bwd_rows - L.dq_room) * FLAMIA_SM90_DQ_ROOM_GROWTH <= L.dq_accum + 256 * 16 &&
+        const size_t growth = (size_t)(P.dq_room_growth > 0 ? P.dq_room_growth : FLAMIA_SM90_DQ_ROOM_GROWTH);
+        EXPECT(kind != FLAMIA_SM90_BF16 && (L.bwd_rows - L.dq_room) * growth <= L.dq_accum + 256 * growth &&
                    flamia_sm90_dq_chunks(&P, pl.heads) <= P.dq_room_chunks,
                "%s kind %d: dq_room %zu bytes (before dq_accum %zu), the split then in %d chunks", label, (int)kind,
                L.bwd_rows - L.dq_room, L.dq_accum, flamia_sm90_dq_chunks(&P, pl.heads));
@@ -277,6 +278,26 @@ int main(void) {
                        flamia_sm90_dq_chunk_grid(&P, pl.heads) == 5896,
                    "8192+224x256 counted: %lld tiles, the default split in %d chunks (ordered %d)", P.doc_tiles,
                    flamia_sm90_dq_chunks(&P, pl.heads), pl.ordered);
+        }
+        { /* the room's cap as a setting (FLAMIA_SM90_DQ_ROOM_GROWTH, dev/sessions/sixty-eighth_room1.sh):
+             16x1024, counted, 2 chunks by default; every kv head in one chunk for +25 MB within 1/8 */
+            int32_t c[17];
+            for (int d = 0; d <= 16; d++) c[d] = 1024 * d;
+            struct flamia_sm90_problem P = gpu_problem_of_kind(FLAMIA_SM90_MXFP8, c[16], 16, 16, 16, 128);
+            P.causal = 1;
+            P.max_seqlen = 1024;
+            P.doc_tiles = flamia_sm90_doc_tiles(c, 16, 1);
+            const struct flamia_sm90_layout L4 = flamia_sm90_layout_of(&P);
+            const int chunks4 = flamia_sm90_dq_chunks(&P, flamia_sm90_dq_plan_for_call(&P, L4.total).heads);
+            P.dq_room_chunks = 1;
+            const size_t total16 = flamia_sm90_layout_of(&P).total; /* the default cap: no growth */
+            P.dq_room_growth = 8;
+            const struct flamia_sm90_layout L1 = flamia_sm90_layout_of(&P);
+            const int chunks1 = flamia_sm90_dq_chunks(&P, flamia_sm90_dq_plan_for_call(&P, L1.total).heads);
+            EXPECT(chunks4 == 2 && total16 == L4.total && chunks1 == 1 && L1.total > L4.total &&
+                       (L1.total - L4.total) * 8 <= L1.dq_accum,
+                   "16x1024: %d chunks in %zu bytes; one chunk asked, cap 1/8: %d chunks in %zu bytes", chunks4, L4.total,
+                   chunks1, L1.total);
         }
         { /* the long documents' path, MHA, tiles counted: logu-64k (longest 158 tiles, 205 tile pairs an SM
              a chunk) 16 chunks of 536 CTAs, ordered; logu:32768:32:16384:7 (longest 108, 76 an SM: that CTA
