@@ -376,7 +376,7 @@ static inline long long flamia_sm90_dq_chunk_grid(const struct flamia_sm90_probl
  * the grid's own order: each chunk's grid ends on its longest CTAs. 4x4096's 6 chunks of 264-396 CTAs
  * (2-3 an SM on an H100) lost 13 % to those tails while 16x4096's of 1056-1584 gained 7 %
  * (perf-notes, "Backward kernel", sixty-fifth session). FLAMIA_SM90_DQ_SPLIT_MIN_CTAS in the
- * environment overrides it and the next floor. */
+ * environment overrides it and the two floors below. */
 #define FLAMIA_SM90_DQ_SPLIT_MIN_CTAS_PER_SM 8
 /* GQA groups of at least FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP query heads whose chunks miss that floor
  * launch each chunk's CTAs longest first instead (bwd_order's table), down to this floor: the
