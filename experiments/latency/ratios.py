@@ -43,6 +43,7 @@ Usage (GPU machine, repo root, libflamia built with CUDA):
   python3 experiments/latency/ratios.py --out ratios.h5 [--workloads 16x4096,16x1024] [--rounds 4]
 """
 import argparse
+import itertools
 import os
 import statistics
 import sys
@@ -172,11 +173,10 @@ class Ours:
         import torch_attention as ta
 
         self.torch, self.fl, self.rec, L = torch, fl, recipe, fl.lib
-        self.shape = ta.shape_of(q, k, cu, max(lens))
         # the host copy of cu_seqlens, as a framework that knows its documents passes it (the backward
         # then sizes its split dQ by the documents; docs/cuda-api.md)
-        self.cu_host = (ctypes.c_int32 * (len(lens) + 1))(*[sum(lens[:i]) for i in range(len(lens) + 1)])
-        self.shape.cu_seqlens_host = ctypes.cast(self.cu_host, ctypes.c_void_p)
+        self.cu_host = ta.host_offsets([0, *itertools.accumulate(lens)], len(lens))
+        self.shape = ta.shape_of(q, k, cu, max(lens), host=self.cu_host)
         nb = ctypes.c_size_t()
         fl.check(L.flamia_cuda_workspace_size(recipe, ctypes.byref(self.shape), ctypes.byref(nb)), "workspace_size")
         self.nb = nb

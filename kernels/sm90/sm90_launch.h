@@ -71,14 +71,13 @@ struct flamia_sm90_problem {
     long long doc_tiles;          /* sum over documents of c(n_d) (flamia_sm90_doc_tiles) from the shape's
                                      host copy of cu_seqlens; 0: not given, the layout bounds it from
                                      max_seqlen (cuda_api.cu prepare; FLAMIA_SM90_DOC_TILES=0 ignores it) */
+    int dq_room_chunks;           /* the layout grows dq_accum's room (region dq_room) until the split
+                                     dQ fits there in this many chunks, within dq_room_growth; 0: no
+                                     growth. cuda_api.cu sets FLAMIA_SM90_DQ_ROOM_CHUNKS, which the
+                                     environment's FLAMIA_SM90_DQ_ROOM_CHUNKS overrides */
     int dq_room_growth;           /* ... by at most 1 / this of the regions before dq_accum; 0:
                                      FLAMIA_SM90_DQ_ROOM_GROWTH (cuda_api.cu sets the environment's
                                      FLAMIA_SM90_DQ_ROOM_GROWTH, for measuring other trades) */
-    int dq_room_chunks;           /* the layout grows dq_accum's room (region dq_room) until the split
-                                     dQ fits there in this many chunks, within
-                                     FLAMIA_SM90_DQ_ROOM_GROWTH; 0: no growth. cuda_api.cu sets
-                                     FLAMIA_SM90_DQ_ROOM_CHUNKS, which the environment's
-                                     FLAMIA_SM90_DQ_ROOM_CHUNKS overrides */
 };
 
 /* Workspace layout: regions aligned to 256 bytes, offsets from the workspace base.
@@ -185,7 +184,7 @@ static inline size_t flamia_sm90_dq_codes_at(size_t base, int num_docs, int head
 
 /* Region dq_room's bytes: what the room from dq_accum (`base`, `room` bytes so far) lacks to hold the
  * split dQ's regions for ceil(Hkv / dq_room_chunks) kv heads of `per_kv` bytes, if that is at most
- * 1 / FLAMIA_SM90_DQ_ROOM_GROWTH of the `base` bytes before it; else 0. The curve it aims at (16x4096,
+ * 1 / dq_room_growth (default FLAMIA_SM90_DQ_ROOM_GROWTH) of the `base` bytes before it; else 0. The curve it aims at (16x4096,
  * H100, sixty-fifth session): the split's backward 0.890x the reduce-adds' in 4 chunks, 0.936x in 6.
  * Measured with it against without (H100, perf-notes "Backward kernel", sixty-sixth session): training
  * call 0.969x at 16x4096 (4 chunks, not 6), 0.932x at 8x4096 (4 chunks clear the grid floor, 6 did

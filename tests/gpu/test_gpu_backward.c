@@ -97,16 +97,14 @@ static int g_zero_ends;
  * FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS, at the time of writing) */
 enum { kSplitOptIn = 6 };
 
-/* The dQ path a default-mode backward with this workspace takes (sm90_launch.h flamia_sm90_dq_plan_of):
- * the split in k chunks, or the reduce-adds */
-static const char *dq_path_name(const char *preset, int T, int ndocs, int Hq, int Hkv, int causal, int max_seqlen,
-                                long long doc_tiles, size_t wsb) {
+/* The dQ path a default-mode backward took, from its problem's plan (flamia_sm90_dq_plan_for_call, as
+ * cuda_api.cu decides it): the split in k chunks, or the reduce-adds; ", counted" where the shape
+ * carried the host copy of cu_seqlens */
+static const char *dq_path_name(const char *preset, const struct flamia_sm90_problem *P) {
     static char buf[64];
-    struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, 128);
-    P.causal = causal, P.max_seqlen = max_seqlen, P.doc_tiles = doc_tiles;
-    const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_for_call(&P, wsb);
-    if (pl.heads) snprintf(buf, sizeof buf, "split, %d chunk(s)%s", flamia_sm90_dq_chunks(&P, pl.heads), doc_tiles ? ", counted" : "");
-    else snprintf(buf, sizeof buf, "%s%s", strcmp(preset, "bf16") ? "reduce-adds" : "FP32 atomics", doc_tiles ? ", counted" : "");
+    const char *counted = P->doc_tiles ? ", counted" : "";
+    if (P->dq_plan.heads) snprintf(buf, sizeof buf, "split, %d chunk(s)%s", flamia_sm90_dq_chunks(P, P->dq_plan.heads), counted);
+    else snprintf(buf, sizeof buf, "%s%s", strcmp(preset, "bf16") ? "reduce-adds" : "FP32 atomics", counted);
     return buf;
 }
 
@@ -225,20 +223,20 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     double *q64 = xmalloc(nq * 8), *k64 = xmalloc(nk * 8), *v64 = xmalloc(nk * 8);
     FL(flamia_ref64_backward(&hs, q, k, v, g, q64, k64, v64));
     const cmp_t cq = compare(hq, rq, q64, nq), ck = compare(hk, rk, k64, nk), cv = compare(hv, rv, v64, nk);
+    /* the dQ path this call took (sm90_launch.h flamia_sm90_dq_plan_of, as cuda_api.cu decides it) */
+    struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, D);
+    P.causal = causal, P.max_seqlen = hs.max_seqlen, P.doc_tiles = doc_tiles;
+    P.dq_plan = flamia_sm90_dq_plan_for_call(&P, wsb);
     printf("%-28s %-11s had=%d causal=%d T=%5d docs=%3d Hq=%d Hkv=%d | relL2 (max) vs ref: dQ %.2e (%.2e) dK %.2e (%.2e) "
            "dV %.2e (%.2e) | ref vs f64: %.2e %.2e %.2e | gpu vs f64: %.2e %.2e %.2e | cos vs f64 gpu (ref): "
            "dQ %.5f (%.5f) dK %.5f (%.5f) dV %.5f (%.5f) | worst row %.2f %.2f %.2f | unwritten %ld | dQ %s\n",
            label, preset, hadamard, causal, T, ndocs, Hq, Hkv, cq.rel, cq.maxrel, ck.rel, ck.maxrel, cv.rel, cv.maxrel,
            cq.rel64, ck.rel64, cv.rel64, cq.gpu64, ck.gpu64, cv.gpu64, cq.cos_gpu, cq.cos_ref, ck.cos_gpu,
            ck.cos_ref, cv.cos_gpu, cv.cos_ref, cq.rowrel, ck.rowrel, cv.rowrel, cq.nonfinite + ck.nonfinite + cv.nonfinite,
-           dq_path_name(preset, T, ndocs, Hq, Hkv, causal, max_len(cu, ndocs), doc_tiles, wsb));
+           dq_path_name(preset, &P));
     const int fp8 = strcmp(preset, "bf16") != 0;
     /* the launch order, where this call used one (the library's own decision), against
      * docs/cuda-api.md's rule (bwd_order_rule.h) unless the environment overrides it */
-    struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, D);
-    P.causal = causal, P.max_seqlen = hs.max_seqlen, P.doc_tiles = doc_tiles;
-    /* the dQ path this call took (sm90_launch.h flamia_sm90_dq_plan_of, as cuda_api.cu decides it) */
-    P.dq_plan = flamia_sm90_dq_plan_for_call(&P, wsb);
     const int ordered = flamia_sm90_bwd_uses_order(&P);
     if (!bwd_order_rule_overridden())
         EXPECT(ordered == bwd_order_expected(&P), "%s %s: launch order %s, against the rule",
