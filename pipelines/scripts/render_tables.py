@@ -654,8 +654,9 @@ def table_d_det(args, cfg, inputs):
                "an O(N^2) workspace (2.3 GB more at 16x4096). Paper (Table D, B200): +5-12%% with MHA, +20-34%% "
                "with GQA. Sources: %s" % " | ".join(provs))
     notes = ["gqa-16x1024 has 4 query heads per kv head; the other workloads are MHA.",
-             "Measured on an H100 (commit and date: the sources above; sixty-seventh session, as the sixty-sixth's "
-             "within one point a row); the H200's files in "
+             "Measured on an H100 (commit and date: the sources above; sixty-eighth session: -1.4..-6.4 %, where "
+             "the sixty-seventh's at ea62125 read -1.4..-14.6 %: with the host copy of cu_seqlens the default mode "
+             "takes the split on 8192+224x256 too); the H200's files in "
              "data/measured/h200 predate the split: there the mode took turns (the key tiles adding into a query "
              "tile one after another, which it still does where neither the workspace it asks for nor the FP32 "
              "dQ accumulator's room holds one kv head's share), +19.8..+34.3 % (commit 469dffe). Where the "
