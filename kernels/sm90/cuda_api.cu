@@ -230,6 +230,7 @@ flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape
     P->deterministic = __atomic_load_n(&g_deterministic, __ATOMIC_RELAXED);
     P->dq_room_chunks = flamia_sm90_dq_room_chunks();
     P->dq_room_growth = flamia_sm90_dq_room_growth();
+    P->dq_room_one_growth = flamia_sm90_dq_room_one_growth();
     if (s->cu_seqlens_host && (st = count_doc_tiles(fn, s, &P->doc_tiles))) return st;
     return FLAMIA_OK;
 }
@@ -527,6 +528,8 @@ flamia_status flamia_cuda_debug_p_codes(const flamia_recipe *r, const flamia_sha
  *                                  by every call's prepare, so a workspace query and the calls agree;
  *   FLAMIA_SM90_DQ_ROOM_GROWTH     that growth's cap, 1 / n of the regions before dq_accum, else the
  *                                  macro (read the same way);
+ *   FLAMIA_SM90_DQ_ROOM_ONE_GROWTH the cap of the growth tried first, for one chunk (0: not tried), else
+ *                                  the macro (read the same way);
  *   FLAMIA_SM90_DOC_TILES          0: size the split dQ from max_seqlen even where the shape has a host
  *                                  copy of cu_seqlens (still checked), for measuring what that copy buys. */
 struct EnvSetting {
@@ -540,6 +543,7 @@ static EnvSetting g_split_order = {"FLAMIA_SM90_SPLIT_ORDER", -1, -1, kUnread}; 
 static EnvSetting g_room_chunks = {"FLAMIA_SM90_DQ_ROOM_CHUNKS", FLAMIA_SM90_DQ_ROOM_CHUNKS, 0, kUnread};
 static EnvSetting g_doc_tiles = {"FLAMIA_SM90_DOC_TILES", 1, 0, kUnread};
 static EnvSetting g_room_growth = {"FLAMIA_SM90_DQ_ROOM_GROWTH", FLAMIA_SM90_DQ_ROOM_GROWTH, 1, kUnread};
+static EnvSetting g_room_one_growth = {"FLAMIA_SM90_DQ_ROOM_ONE_GROWTH", FLAMIA_SM90_DQ_ROOM_ONE_GROWTH, 0, kUnread};
 static EnvSetting g_split_long_tiles = {"FLAMIA_SM90_DQ_SPLIT_LONG_TILES", FLAMIA_SM90_DQ_SPLIT_LONG_TILES, 1, kUnread};
 static EnvSetting g_split_long_chunks = {"FLAMIA_SM90_DQ_SPLIT_LONG_CHUNKS", FLAMIA_SM90_DQ_SPLIT_LONG_CHUNKS, 0, kUnread};
 static int env_setting(EnvSetting *s) {
@@ -565,6 +569,7 @@ extern "C" int flamia_sm90_dq_split_min_ctas(int path) {
 extern "C" void flamia_sm90_set_dq_split_min_ctas(int n) { set_env_setting(&g_split_min_ctas, n); }
 extern "C" int flamia_sm90_dq_room_chunks(void) { return env_setting(&g_room_chunks); }
 extern "C" int flamia_sm90_dq_room_growth(void) { return env_setting(&g_room_growth); }
+extern "C" int flamia_sm90_dq_room_one_growth(void) { return env_setting(&g_room_one_growth); }
 static int host_doc_tiles() { return env_setting(&g_doc_tiles) != 0; }
 extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *P,
                                                                    size_t workspace_bytes) {

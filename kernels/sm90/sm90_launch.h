@@ -78,6 +78,10 @@ struct flamia_sm90_problem {
     int dq_room_growth;           /* ... by at most 1 / this of the regions before dq_accum; 0:
                                      FLAMIA_SM90_DQ_ROOM_GROWTH (cuda_api.cu sets the environment's
                                      FLAMIA_SM90_DQ_ROOM_GROWTH, for measuring other trades) */
+    int dq_room_one_growth;       /* first, room for every kv head in one chunk where that takes at
+                                     most 1 / this of the regions before dq_accum; 0: not tried.
+                                     cuda_api.cu sets FLAMIA_SM90_DQ_ROOM_ONE_GROWTH (environment or
+                                     macro) */
 };
 
 /* Workspace layout: regions aligned to 256 bytes, offsets from the workspace base.
@@ -191,14 +195,30 @@ static inline size_t flamia_sm90_dq_codes_at(size_t base, int num_docs, int head
  * not), 0.992-1.004x on ten other workloads. */
 #define FLAMIA_SM90_DQ_ROOM_CHUNKS 4
 #define FLAMIA_SM90_DQ_ROOM_GROWTH 16
+/* Before that, one chunk (every kv head at once) where it costs at most 1 / this (problem.dq_room_one_growth):
+ * the shapes it reaches are short documents, whose chunks' grids gain most from one launch. Measured
+ * against without it (H100, perf-notes "Backward kernel", sixty-eighth session): training call
+ * 0.931-0.989x on 16x1024, 64x1024, gqa-16x1024, 8x1024 and 12x1024 (+25 MB at 16x1024),
+ * 0.999-1.001x where the plan stays. */
+#define FLAMIA_SM90_DQ_ROOM_ONE_GROWTH 8
+/* What the room from `base` (`room` bytes so far) lacks to hold ceil(Hkv / chunks) kv heads of the
+ * split, if that is at most 1 / growth of `base`; else 0 */
+static inline size_t flamia_sm90_dq_room_lack(const struct flamia_sm90_problem *p, size_t base, size_t room,
+                                              size_t per_kv, int chunks, size_t growth) {
+    size_t next;
+    const size_t heads = (size_t)((p->heads_kv + chunks - 1) / chunks);
+    const size_t need = flamia_sm90_dq_codes_at(base, p->num_docs, p->heads_kv, &next) + heads * per_kv - base;
+    return need > room && need - room <= base / growth ? need - room : 0;
+}
 static inline size_t flamia_sm90_dq_room_bytes(const struct flamia_sm90_problem *p, size_t base, size_t room,
                                                size_t per_kv) {
     if (p->dq_room_chunks <= 0 || per_kv == 0) return 0;
-    const size_t growth = (size_t)(p->dq_room_growth > 0 ? p->dq_room_growth : FLAMIA_SM90_DQ_ROOM_GROWTH);
-    size_t next;
-    const size_t heads = (size_t)((p->heads_kv + p->dq_room_chunks - 1) / p->dq_room_chunks);
-    const size_t need = flamia_sm90_dq_codes_at(base, p->num_docs, p->heads_kv, &next) + heads * per_kv - base;
-    return need > room && need - room <= base / growth ? need - room : 0;
+    const size_t one = p->dq_room_one_growth > 0
+                           ? flamia_sm90_dq_room_lack(p, base, room, per_kv, 1, (size_t)p->dq_room_one_growth)
+                           : 0;
+    return one ? one
+               : flamia_sm90_dq_room_lack(p, base, room, per_kv, p->dq_room_chunks,
+                                          (size_t)(p->dq_room_growth > 0 ? p->dq_room_growth : FLAMIA_SM90_DQ_ROOM_GROWTH));
 }
 
 /* Slots of 128-token tiles of a packed batch: one per whole 128 tokens plus one per
@@ -455,6 +475,7 @@ void flamia_sm90_set_dq_split_min_ctas(int n); /* every floor; -1: back to the d
  * FLAMIA_SM90_DQ_ROOM_CHUNKS in the environment, else the macro) */
 int flamia_sm90_dq_room_chunks(void);
 int flamia_sm90_dq_room_growth(void); /* problem.dq_room_growth: FLAMIA_SM90_DQ_ROOM_GROWTH, environment or macro */
+int flamia_sm90_dq_room_one_growth(void); /* problem.dq_room_one_growth: FLAMIA_SM90_DQ_ROOM_ONE_GROWTH, the same way */
 /* The split dQ plan a backward call takes with this workspace on the current device (cuda_api.cu):
  * flamia_sm90_dq_plan_of with the limits above, its path (the grid's order; longest first for GQA
  * groups of FLAMIA_SM90_DQ_SPLIT_ORDER_GROUP or more whose chunks' grids miss the grid order's floor;

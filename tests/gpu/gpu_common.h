@@ -66,6 +66,7 @@ static inline struct flamia_sm90_problem gpu_problem_of_kind(enum flamia_sm90_ki
     P.heads_kv = Hkv;
     P.head_dim = D;
     P.dq_room_chunks = FLAMIA_SM90_DQ_ROOM_CHUNKS; /* as the API's calls (cuda_api.cu prepare) */
+    P.dq_room_one_growth = FLAMIA_SM90_DQ_ROOM_ONE_GROWTH;
     return P;
 }
 static inline enum flamia_sm90_kind gpu_kind_of_preset(const char *preset) {

@@ -22,12 +22,15 @@ struct region {
 };
 
 static int room_grown; /* shapes whose layout grew dq_room */
+static int room_one;   /* ... for one chunk */
 
-static void check_shape(const char *label, int T, int ndocs, int max_seqlen, int Hq, int Hkv, int D,
-                        enum flamia_sm90_kind kind, size_t *total) {
+/* doc_tiles: the documents' tile pairs counted from a host copy of cu_seqlens (0: bounded by max_seqlen) */
+static void check_shape(const char *label, int T, int ndocs, int max_seqlen, long long doc_tiles, int Hq, int Hkv,
+                        int D, enum flamia_sm90_kind kind, size_t *total) {
     struct flamia_sm90_problem P = gpu_problem_of_kind(kind, T, ndocs, Hq, Hkv, D);
     P.causal = 1;
     P.max_seqlen = max_seqlen;
+    P.doc_tiles = doc_tiles;
     const struct flamia_sm90_layout L = flamia_sm90_layout_of(&P);
     const size_t per_kv = (size_t)L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES;
     const size_t t = (size_t)T, q = (size_t)Hq, k = (size_t)Hkv, d = (size_t)D, tv = (size_t)L.t_vpad;
@@ -70,16 +73,28 @@ static void check_shape(const char *label, int T, int ndocs, int max_seqlen, int
         EXPECT(end - R[i].off < R[i].need + 256, "%s kind %d: %s takes %zu bytes for %zu", label, (int)kind,
                R[i].name, end - R[i].off, R[i].need);
     }
-    /* dq_room: at most 1/16 of what precedes dq_accum, and then the split fits dq_accum's room in
-     * dq_room_chunks chunks; none asked for, none there and the other regions as before it */
-    if (L.dq_room < L.bwd_rows) {
-        const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_at(&P, &L, L.dq_accum, L.bwd_rows - L.dq_accum, Hkv);
-        const size_t growth = (size_t)(P.dq_room_growth > 0 ? P.dq_room_growth : FLAMIA_SM90_DQ_ROOM_GROWTH);
-        EXPECT(kind != FLAMIA_SM90_BF16 && (L.bwd_rows - L.dq_room) * growth <= L.dq_accum + 256 * growth &&
-                   flamia_sm90_dq_chunks(&P, pl.heads) <= P.dq_room_chunks,
+    /* dq_room: every kv head in one chunk for at most 1/8 of what precedes dq_accum, else at most 1/16
+     * for dq_room_chunks chunks; where one chunk fits within 1/8, that is what the room holds; none
+     * asked for, none there and the other regions as before it */
+    const size_t one_growth = (size_t)P.dq_room_one_growth, growth = (size_t)FLAMIA_SM90_DQ_ROOM_GROWTH;
+    const size_t grown = L.bwd_rows - L.dq_room;
+    const int chunks = flamia_sm90_dq_chunks(&P, flamia_sm90_dq_plan_at(&P, &L, L.dq_accum, L.bwd_rows - L.dq_accum, Hkv).heads);
+    if (grown) {
+        EXPECT(kind != FLAMIA_SM90_BF16 &&
+                   ((chunks == 1 && grown * one_growth <= L.dq_accum + 256 * one_growth) ||
+                    (grown * growth <= L.dq_accum + 256 * growth && chunks <= P.dq_room_chunks)),
                "%s kind %d: dq_room %zu bytes (before dq_accum %zu), the split then in %d chunks", label, (int)kind,
-               L.bwd_rows - L.dq_room, L.dq_accum, flamia_sm90_dq_chunks(&P, pl.heads));
+               grown, L.dq_accum, chunks);
         room_grown++;
+    }
+    if (one_growth && L.ds_tiles_kv > 0 && kind != FLAMIA_SM90_BF16) {
+        size_t next;
+        const size_t need = flamia_sm90_dq_codes_at(L.dq_accum, ndocs, Hkv, &next) +
+                            (size_t)Hkv * L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES - L.dq_accum;
+        EXPECT(need > (L.dq_room - L.dq_accum) + L.dq_accum / one_growth || chunks == 1,
+               "%s kind %d: one chunk needs %zu bytes of room (before dq_accum %zu), yet the split takes %d", label,
+               (int)kind, need, L.dq_accum, chunks);
+        if (chunks == 1 && grown) room_one++;
     }
     P.dq_room_chunks = 0;
     const struct flamia_sm90_layout L0 = flamia_sm90_layout_of(&P);
@@ -179,7 +194,7 @@ int main(void) {
         size_t total[3];
         const enum flamia_sm90_kind kinds[3] = {FLAMIA_SM90_MXFP8, FLAMIA_SM90_MXFP8_EXACT, FLAMIA_SM90_BF16};
         const int max_seqlen = rng_int(&r, (T + ndocs - 1) / ndocs, T);
-        for (int j = 0; j < 3; j++) check_shape("random", T, ndocs, max_seqlen, Hq, Hkv, D, kinds[j], &total[j]);
+        for (int j = 0; j < 3; j++) check_shape("random", T, ndocs, max_seqlen, 0, Hq, Hkv, D, kinds[j], &total[j]);
         EXPECT(total[0] == total[1] && total[2] > total[0], "T %d: totals mxfp8 %zu exact %zu bf16 %zu", T, total[0],
                total[1], total[2]);
         shapes++;
@@ -279,14 +294,18 @@ int main(void) {
                    "8192+224x256 counted: %lld tiles, the default split in %d chunks (ordered %d)", P.doc_tiles,
                    flamia_sm90_dq_chunks(&P, pl.heads), pl.ordered);
         }
-        { /* the room's cap as a setting (FLAMIA_SM90_DQ_ROOM_GROWTH, dev/sessions/sixty-eighth_room1.sh):
-             16x1024, counted, 2 chunks by default; every kv head in one chunk for +25 MB within 1/8 */
+        { /* one chunk first (FLAMIA_SM90_DQ_ROOM_ONE_GROWTH, sixty-eighth session): 16x1024, counted, every
+             kv head in one chunk for +25 MB within 1/8; without that tier 2 chunks, and the room's cap as
+             a setting (FLAMIA_SM90_DQ_ROOM_GROWTH) gets the one chunk back */
             int32_t c[17];
             for (int d = 0; d <= 16; d++) c[d] = 1024 * d;
             struct flamia_sm90_problem P = gpu_problem_of_kind(FLAMIA_SM90_MXFP8, c[16], 16, 16, 16, 128);
             P.causal = 1;
             P.max_seqlen = 1024;
             P.doc_tiles = flamia_sm90_doc_tiles(c, 16, 1);
+            const struct flamia_sm90_layout LJ = flamia_sm90_layout_of(&P);
+            const int chunksJ = flamia_sm90_dq_chunks(&P, flamia_sm90_dq_plan_for_call(&P, LJ.total).heads);
+            P.dq_room_one_growth = 0;
             const struct flamia_sm90_layout L4 = flamia_sm90_layout_of(&P);
             const int chunks4 = flamia_sm90_dq_chunks(&P, flamia_sm90_dq_plan_for_call(&P, L4.total).heads);
             P.dq_room_chunks = 1;
@@ -294,21 +313,22 @@ int main(void) {
             P.dq_room_growth = 8;
             const struct flamia_sm90_layout L1 = flamia_sm90_layout_of(&P);
             const int chunks1 = flamia_sm90_dq_chunks(&P, flamia_sm90_dq_plan_for_call(&P, L1.total).heads);
-            EXPECT(chunks4 == 2 && total16 == L4.total && chunks1 == 1 && L1.total > L4.total &&
-                       (L1.total - L4.total) * 8 <= L1.dq_accum,
-                   "16x1024: %d chunks in %zu bytes; one chunk asked, cap 1/8: %d chunks in %zu bytes", chunks4, L4.total,
-                   chunks1, L1.total);
+            EXPECT(chunksJ == 1 && LJ.total == L1.total && chunks4 == 2 && total16 == L4.total && chunks1 == 1 &&
+                       L1.total > L4.total && (L1.total - L4.total) * 8 <= L1.dq_accum,
+                   "16x1024: %d chunks in %zu bytes; without one chunk first %d in %zu bytes; one chunk asked, cap "
+                   "1/8: %d chunks in %zu bytes", chunksJ, LJ.total, chunks4, L4.total, chunks1, L1.total);
         }
         { /* the long documents' path, MHA, tiles counted: logu-64k (longest 158 tiles, 205 tile pairs an SM
              a chunk) 16 chunks of 536 CTAs, ordered; logu:32768:32:16384:7 (longest 108, 76 an SM: that CTA
-             would set each chunk's time) and 12x1024 (8 tiles) none */
+             would set each chunk's time) none; 12x1024 (8 tiles) not this path: since the room's one chunk,
+             1 chunk of 1,728 CTAs in the grid's order (none before it) */
             static const int logu64k[] = {644, 266, 4260, 1092, 55, 3420, 612, 333, 161, 197, 46, 18293,
                                           66, 125, 976, 20103, 124, 1142, 886, 58, 140, 1162, 9359, 2016},
                              logu32k[] = {2418, 978, 95, 4114, 10347, 713, 13807, 296},
                              mha12[] = {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024};
             flamia_sm90_set_dq_split_min_ctas(-1); /* the default floors (the block above set 8) */
-            const struct { const char *name; const int *lens; int n, chunks; } longs[] = {
-                {"logu-64k", logu64k, 24, 16}, {"logu:32768:32:16384:7", logu32k, 8, 0}, {"12x1024", mha12, 12, 0}};
+            const struct { const char *name; const int *lens; int n, chunks, ordered; } longs[] = {
+                {"logu-64k", logu64k, 24, 16, 1}, {"logu:32768:32:16384:7", logu32k, 8, 0, 0}, {"12x1024", mha12, 12, 1, 0}};
             for (int i = 0; i < 3; i++) {
                 int32_t c[25];
                 cu_from_lens(longs[i].lens, longs[i].n, c);
@@ -317,7 +337,7 @@ int main(void) {
                 P.max_seqlen = max_len(c, longs[i].n);
                 P.doc_tiles = flamia_sm90_doc_tiles(c, longs[i].n, 1);
                 const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_for_call(&P, flamia_sm90_layout_of(&P).total);
-                EXPECT(flamia_sm90_dq_chunks(&P, pl.heads) == longs[i].chunks && pl.ordered == (longs[i].chunks > 0),
+                EXPECT(flamia_sm90_dq_chunks(&P, pl.heads) == longs[i].chunks && pl.ordered == longs[i].ordered,
                        "%s: the default mode's split in %d chunks (ordered %d), want %d", longs[i].name,
                        flamia_sm90_dq_chunks(&P, pl.heads), pl.ordered, longs[i].chunks);
             }
@@ -326,16 +346,18 @@ int main(void) {
         flamia_sm90_set_dq_split_max_chunks(FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS);
     }
     size_t fp8 = 0, bf16 = 0; /* 16 x 4096 tokens, 16 + 16 heads, d = 128: the figures docs/cuda-api.md gives */
-    check_shape("16x4096", 65536, 16, 4096, 16, 16, 128, FLAMIA_SM90_MXFP8, &fp8);
-    check_shape("16x4096", 65536, 16, 4096, 16, 16, 128, FLAMIA_SM90_BF16, &bf16);
+    check_shape("16x4096", 65536, 16, 4096, 0, 16, 16, 128, FLAMIA_SM90_MXFP8, &fp8);
+    check_shape("16x4096", 65536, 16, 4096, 0, 16, 16, 128, FLAMIA_SM90_BF16, &bf16);
+    size_t fp8_1k = 0; /* 16 x 1024, counted (576 tile pairs a kv head; bounded, 648): the room grown for one chunk */
+    check_shape("16x1024", 16384, 16, 1024, 576, 16, 16, 128, FLAMIA_SM90_MXFP8, &fp8_1k);
     printf("workspace at 16x4096, 16 + 16 heads, d = 128: mxfp8 %.2f GB, bf16 %.2f GB\n", fp8 * 1e-9, bf16 * 1e-9);
-    EXPECT(room_grown > 0, "no random shape grew dq_room");
+    EXPECT(room_grown > room_one && room_one > 0, "layouts that grew dq_room: %d, for one chunk %d", room_grown, room_one);
     if (failures) {
         fprintf(stderr, "test_workspace_layout: %d failures\n", failures);
         return 1;
     }
-    printf("test_workspace_layout: ok (%d random shapes x 3 kinds, %d layouts with dq_room; split dQ over 300 random "
-           "packings: turns %d, chunks of kv heads %d, every head at once %d)\n",
-           shapes, room_grown, split_forms[0], split_forms[1], split_forms[2]);
+    printf("test_workspace_layout: ok (%d random shapes x 3 kinds, %d layouts with dq_room, %d of them for one chunk; "
+           "split dQ over 300 random packings: turns %d, chunks of kv heads %d, every head at once %d)\n",
+           shapes, room_grown, room_one, split_forms[0], split_forms[1], split_forms[2]);
     return 0;
 }
