@@ -119,6 +119,19 @@ dev_carry() {
   mkdir -p "$OUT/logs"
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 }
+# dev_all_gpu_tests: every gpu test program, carried ($C), logs in $OUT/logs
+dev_all_gpu_tests() {
+  dev_gpu_tests $C/tests/gpu $OUT/logs test_gpu_backward test_gpu_api test_gpu_forward test_gpu_quantize test_gpu_leak \
+    test_gpu_consistency test_gpu_ref64 test_gpu_padded test_gpu_scale_shift test_gpu_e4m3_cvt
+}
+# dev_table_d: Table D's pair (pipelines/config.yaml deterministic_default / deterministic_on) into $OUT
+dev_table_d() {
+  local d="--workloads 4x4096,16x4096,8192+224x256,gqa-16x1024 --recipes mxfp8,mxfp8-exact --passes bwd --warmup 3 --iters 20 --verify-rows 0 --quiet"
+  timeout 150 $C/experiments/latency/latency --backend cuda $d --out $OUT/deterministic_default.h5 > /dev/null 2>&1
+  echo "table D default rc=$?"
+  timeout 150 $C/experiments/latency/latency --backend cuda $d --deterministic --out $OUT/deterministic_on.h5 > /dev/null 2>&1
+  echo "table D deterministic rc=$?"
+}
 # dev_lat_ab W SETUP NAME...: the latency driver (carried) on the arguments W once per NAME, in the
 # order given, each after `SETUP NAME` (a function of the script that exports that variant's
 # environment), into $OUT/logs/lat_NAME.{h5,log}; for dev/sessions/ab_table.py
