@@ -655,8 +655,9 @@ def table_d_det(args, cfg, inputs):
                "with GQA. Sources: %s" % " | ".join(provs))
     notes = ["gqa-16x1024 has 4 query heads per kv head; the other workloads are MHA.",
              "Measured on an H100 (commit and date: the sources above; sixty-eighth session: -1.4..-6.4 %, where "
-             "the sixty-seventh's at ea62125 read -1.4..-14.6 %: with the host copy of cu_seqlens the default mode "
-             "takes the split on 8192+224x256 too); the H200's files in "
+             "the sixty-seventh's at ea62125 read -1.4..-14.6 %: the default mode now takes the split on "
+             "8192+224x256 too, by the host copy of cu_seqlens, and on 4x4096 longest first, by rule I); the H200's "
+             "files in "
              "data/measured/h200 predate the split: there the mode took turns (the key tiles adding into a query "
              "tile one after another, which it still does where neither the workspace it asks for nor the FP32 "
              "dQ accumulator's room holds one kv head's share), +19.8..+34.3 % (commit 469dffe). Where the "
