@@ -667,7 +667,8 @@ def table_d_det(args, cfg, inputs):
              "workspace where it fits in few, large enough chunks (docs/cuda-api.md says where; at ea62125, of "
              "these rows 16x4096 in 4 chunks and gqa-16x1024 in 2 launched longest first; since the "
              "sixty-seventh session also 4x4096, and 8192+224x256 when the shape carries the host copy of "
-             "cu_seqlens, as experiments/latency passes it); elsewhere the FP32 reduce-adds. At d316dca, "
+             "cu_seqlens, as experiments/latency passes it; since rule J, after these files, gqa-16x1024 in 1); "
+             "elsewhere the FP32 reduce-adds. At d316dca, "
              "with the reduce-adds everywhere, the deterministic mode was 12.0-20.4 % faster on every row "
              "(docs/perf-notes.md, sixty-fifth and sixty-sixth sessions)."]
     write_table(args.md, args.tex, title, caption, header, rows, notes, "tab:det-cost")
