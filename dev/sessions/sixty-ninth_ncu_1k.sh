@@ -1,5 +1,5 @@
 #!/bin/bash
-# Sixty-eighth session, with the device time left: where the training call's time goes at 16x1024
+# Prepared in the sixty-eighth session (its device time ran out), not run: where the training call's time goes at 16x1024
 # (0.75x the fastest peer with rule J) against 16x4096 (0.86x), by kernel (ncu gpu__time_duration,
 # medians over the launches of 4 graph-replayed steps). Carry build-carry. For the next session's
 # choice, no decision here.
