@@ -43,7 +43,6 @@ Usage (GPU machine, repo root, libflamia built with CUDA):
   python3 experiments/latency/ratios.py --out ratios.h5 [--workloads 16x4096,16x1024] [--rounds 4]
 """
 import argparse
-import itertools
 import os
 import statistics
 import sys
@@ -175,7 +174,7 @@ class Ours:
         self.torch, self.fl, self.rec, L = torch, fl, recipe, fl.lib
         # the host copy of cu_seqlens, as a framework that knows its documents passes it (the backward
         # then sizes its split dQ by the documents; docs/cuda-api.md)
-        self.cu_host = ta.host_offsets([0, *itertools.accumulate(lens)], len(lens))
+        self.cu_host = ta.host_offsets(cu.cpu(), len(lens))
         self.shape = ta.shape_of(q, k, cu, max(lens), host=self.cu_host)
         nb = ctypes.c_size_t()
         fl.check(L.flamia_cuda_workspace_size(recipe, ctypes.byref(self.shape), ctypes.byref(nb)), "workspace_size")

@@ -89,8 +89,7 @@ static void check_shape(const char *label, int T, int ndocs, int max_seqlen, lon
     }
     if (one_growth && L.ds_tiles_kv > 0 && kind != FLAMIA_SM90_BF16) {
         size_t next;
-        const size_t need = flamia_sm90_dq_codes_at(L.dq_accum, ndocs, Hkv, &next) +
-                            (size_t)Hkv * L.ds_tiles_kv * FLAMIA_SM90_DQ_SPLIT_TILE_BYTES - L.dq_accum;
+        const size_t need = flamia_sm90_dq_codes_at(L.dq_accum, ndocs, Hkv, &next) + k * per_kv - L.dq_accum;
         EXPECT(need > (L.dq_room - L.dq_accum) + L.dq_accum / one_growth || chunks == 1,
                "%s kind %d: one chunk needs %zu bytes of room (before dq_accum %zu), yet the split takes %d", label,
                (int)kind, need, L.dq_accum, chunks);
@@ -282,11 +281,11 @@ int main(void) {
             struct flamia_sm90_problem P = gpu_problem_of_kind(FLAMIA_SM90_MXFP8, c[225], 225, 16, 16, 128);
             P.causal = 1;
             P.max_seqlen = 8192;
-            EXPECT(flamia_sm90_layout_of(&P).ds_tiles_kv == 23952 &&
-                       flamia_sm90_dq_plan_for_call(&P, flamia_sm90_layout_of(&P).total).heads == 0,
-                   "8192+224x256 bounded: %lld tiles a kv head, the default split in %d heads a chunk",
-                   flamia_sm90_layout_of(&P).ds_tiles_kv,
-                   flamia_sm90_dq_plan_for_call(&P, flamia_sm90_layout_of(&P).total).heads);
+            const struct flamia_sm90_layout Lb = flamia_sm90_layout_of(&P);
+            const int bounded_heads = flamia_sm90_dq_plan_for_call(&P, Lb.total).heads;
+            EXPECT(Lb.ds_tiles_kv == 23952 && bounded_heads == 0,
+                   "8192+224x256 bounded: %lld tiles a kv head, the default split in %d heads a chunk", Lb.ds_tiles_kv,
+                   bounded_heads);
             P.doc_tiles = flamia_sm90_doc_tiles(c, 225, 1);
             const struct flamia_sm90_dq_plan pl = flamia_sm90_dq_plan_for_call(&P, flamia_sm90_layout_of(&P).total);
             EXPECT(P.doc_tiles == 2752 && flamia_sm90_dq_chunks(&P, pl.heads) == 2 && !pl.ordered &&
