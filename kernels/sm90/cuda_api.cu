@@ -571,6 +571,16 @@ extern "C" int flamia_sm90_dq_room_chunks(void) { return env_setting(&g_room_chu
 extern "C" int flamia_sm90_dq_room_growth(void) { return env_setting(&g_room_growth); }
 extern "C" int flamia_sm90_dq_room_one_growth(void) { return env_setting(&g_room_one_growth); }
 static int host_doc_tiles() { return env_setting(&g_doc_tiles) != 0; }
+extern "C" flamia_status flamia_sm90_layout_for_call(const flamia_recipe *r, const flamia_shape *s,
+                                                      struct flamia_sm90_layout *layout) {
+    static const char fn[] = "flamia_sm90_layout_for_call";
+    if (!layout) return flamia_fail(FLAMIA_ERR_INVALID, "%s: layout is NULL", fn);
+    flamia_sm90_problem P = {};
+    flamia_status st = prepare(fn, r, s, CALL_QUANTIZE, &P); /* the workspace query's checks: one layout for every call */
+    if (st) return st;
+    *layout = flamia_sm90_layout_of(&P);
+    return FLAMIA_OK;
+}
 extern "C" struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *P,
                                                                    size_t workspace_bytes) {
     /* the grid's order and GQA's longest first up to `limit` chunks, long documents' longest first up to

@@ -52,9 +52,9 @@ static inline uint64_t gpu_seed(const char *name) {
     return seed;
 }
 
-/* The workspace layout the kernels use for a batch of T tokens in ndocs documents, by kind
- * (sm90_launch.h; the layout depends on it: BF16 operand regions only for bf16) or by
- * recipe preset. */
+/* A problem of the sizes alone, by kind (sm90_launch.h; the layout depends on it: BF16 operand
+ * regions only for bf16). Its layout places the regions up to dq_accum as a call does; the later
+ * ones move with dq_room, which also depends on what the sizes leave out: gpu_call_layout below. */
 static inline struct flamia_sm90_problem gpu_problem_of_kind(enum flamia_sm90_kind kind, int T, int ndocs, int Hq,
                                                              int Hkv, int D) {
     struct flamia_sm90_problem P;
@@ -77,9 +77,17 @@ static inline struct flamia_sm90_layout gpu_layout_of_kind(enum flamia_sm90_kind
     const struct flamia_sm90_problem P = gpu_problem_of_kind(kind, T, ndocs, Hq, Hkv, D);
     return flamia_sm90_layout_of(&P);
 }
-static inline struct flamia_sm90_layout gpu_workspace_layout(const char *preset, int T, int ndocs, int Hq, int Hkv,
-                                                             int D) {
-    return gpu_layout_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, D);
+/* The layout a call on this recipe and shape used (the library's own: its dq_room depends on
+ * max_seqlen, causal and the host copy of cu_seqlens, so a layout rebuilt from the sizes alone
+ * places the regions after dq_accum elsewhere) */
+static inline struct flamia_sm90_layout gpu_call_layout(const flamia_recipe *rec, const flamia_shape *shape) {
+    struct flamia_sm90_layout L;
+    memset(&L, 0, sizeof L);
+    if (flamia_sm90_layout_for_call(rec, shape, &L) != FLAMIA_OK) {
+        fprintf(stderr, "FAIL: flamia_sm90_layout_for_call: %s\n", flamia_last_error());
+        exit(1);
+    }
+    return L;
 }
 
 static inline void *dmalloc(size_t bytes) {

@@ -121,13 +121,12 @@ static int order_cmp(const void *a, const void *b) {
     if (x->work != y->work) return y->work - x->work;
     return x->slot - y->slot;
 }
-static void check_order(const char *label, const char *preset, const void *ws, const int32_t *cu, int ndocs, int Hq,
-                        int Hkv, int causal) {
+static void check_order(const char *label, const char *preset, const struct flamia_sm90_layout *L, const void *ws,
+                        const int32_t *cu, int ndocs, int Hkv, int causal) {
     const int T = cu[ndocs], slots = flamia_sm90_tile_slots(T, ndocs);
-    const struct flamia_sm90_layout L = gpu_workspace_layout(preset, T, ndocs, Hq, Hkv, 128);
     int *got = xmalloc((size_t)slots * Hkv * sizeof(int));
     order_item *items = xmalloc((size_t)slots * sizeof(order_item));
-    CK(cudaMemcpy(got, (const uint8_t *)ws + L.bwd_order, (size_t)slots * Hkv * sizeof(int), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(got, (const uint8_t *)ws + L->bwd_order, (size_t)slots * Hkv * sizeof(int), cudaMemcpyDeviceToHost));
     int n_items = 0;
     for (int d = 0; d < ndocs; d++) {
         const int n = (cu[d + 1] - cu[d] + 127) / 128, base = cu[d] / 128 + d;
@@ -241,7 +240,10 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     if (!bwd_order_rule_overridden())
         EXPECT(ordered == bwd_order_expected(&P), "%s %s: launch order %s, against the rule",
                label, preset, ordered ? "used" : "not used");
-    if (ordered) check_order(label, preset, ws, cu, ndocs, Hq, Hkv, causal);
+    if (ordered) {
+        const struct flamia_sm90_layout L = gpu_call_layout(&rec, &ds);
+        check_order(label, preset, &L, ws, cu, ndocs, Hkv, causal);
+    }
     EXPECT(cq.nonfinite + ck.nonfinite + cv.nonfinite == 0, "%s %s: outputs unwritten or non-finite", label, preset);
     const cmp_t *cs[3] = {&cq, &ck, &cv};
     const char *names[3] = {"dQ", "dK", "dV"};

@@ -126,7 +126,7 @@ static void run_case(const char *label, const char *preset, int causal, int Hq, 
     CK(cudaStreamSynchronize(st));
     CK(cudaGetLastError());
 
-    const struct flamia_sm90_layout L = gpu_workspace_layout(preset, T, ndocs, Hq, Hkv, D);
+    const struct flamia_sm90_layout L = gpu_call_layout(&rec, &ds);
     uint8_t *fc = xmalloc(ncodes), *bc = xmalloc(ncodes), *qc = xmalloc(nq), *kc = xmalloc(nk);
     int8_t *ve = xmalloc((size_t)T * Hkv), *qe = xmalloc((size_t)T * Hq), *ke = xmalloc((size_t)T * Hkv);
     float *fr = xmalloc(nframes * 4), *rowf = xmalloc((size_t)T * Hq * 4);

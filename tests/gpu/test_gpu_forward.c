@@ -176,7 +176,7 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
     float *lse_gpu = xmalloc((size_t)T * Hq * 4);
     CK(cudaMemcpy(o_gpu, dO, nq * 2, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(lse_gpu, dlse, (size_t)T * Hq * 4, cudaMemcpyDeviceToHost));
-    const struct flamia_sm90_layout L = gpu_workspace_layout(preset, T, ndocs, Hq, Hkv, D);
+    const struct flamia_sm90_layout L = gpu_call_layout(&rec, &ds);
     const int split_items = gpu_fwd_split_items(ws, &L);
     gpu_expect_split(label, preset, split, split_items);
 

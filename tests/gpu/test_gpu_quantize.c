@@ -142,7 +142,7 @@ static void run_case(const char *label, const char *preset, int hadamard, const 
     FL(flamia_cuda_quantize(&rec, &sh, dq, dk, dv, ws, ws_bytes, NULL));
     CK(cudaDeviceSynchronize());
 
-    const struct flamia_sm90_layout L = gpu_workspace_layout(preset, T, ndocs, Hq, Hkv, D);
+    const struct flamia_sm90_layout L = gpu_call_layout(&rec, &sh);
     EXPECT(L.total <= ws_bytes, "%s: layout %zu > workspace %zu", label, L.total, ws_bytes);
 
     int32_t err = -1;
