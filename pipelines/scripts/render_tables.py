@@ -654,10 +654,11 @@ def table_d_det(args, cfg, inputs):
                "an O(N^2) workspace (2.3 GB more at 16x4096). Paper (Table D, B200): +5-12%% with MHA, +20-34%% "
                "with GQA. Sources: %s" % " | ".join(provs))
     notes = ["gqa-16x1024 has 4 query heads per kv head; the other workloads are MHA.",
-             "Measured on an H100 (commit and date: the sources above; sixty-eighth session: -1.4..-6.4 %, where "
-             "the sixty-seventh's at ea62125 read -1.4..-14.6 %: the default mode now takes the split on "
-             "8192+224x256 too, by the host copy of cu_seqlens, and on 4x4096 longest first, by rule I); the H200's "
-             "files in "
+             "Measured on an H100 (commit and date: the sources above; sixty-ninth session, rule J's kernels: "
+             "-0.0..-6.5 %, gqa-16x1024 -3.1 -> -0.0 % since its default now takes the split in one chunk, "
+             "as the deterministic mode does; the sixty-eighth's at c1827b4 read -1.4..-6.4 %, the sixty-seventh's "
+             "at ea62125 -1.4..-14.6 %: the default mode has since taken the split on 8192+224x256 too, by the "
+             "host copy of cu_seqlens, and on 4x4096 longest first, by rule I); the H200's files in "
              "data/measured/h200 predate the split: there the mode took turns (the key tiles adding into a query "
              "tile one after another, which it still does where neither the workspace it asks for nor the FP32 "
              "dQ accumulator's room holds one kv head's share), +19.8..+34.3 % (commit 469dffe). Where the "
@@ -667,7 +668,7 @@ def table_d_det(args, cfg, inputs):
              "workspace where it fits in few, large enough chunks (docs/cuda-api.md says where; at ea62125, of "
              "these rows 16x4096 in 4 chunks and gqa-16x1024 in 2 launched longest first; since the "
              "sixty-seventh session also 4x4096, and 8192+224x256 when the shape carries the host copy of "
-             "cu_seqlens, as experiments/latency passes it; since rule J, after these files, gqa-16x1024 in 1); "
+             "cu_seqlens, as experiments/latency passes it; since rule J, gqa-16x1024 in 1); "
              "elsewhere the FP32 reduce-adds. At d316dca, "
              "with the reduce-adds everywhere, the deterministic mode was 12.0-20.4 % faster on every row "
              "(docs/perf-notes.md, sixty-fifth and sixty-sixth sessions)."]
