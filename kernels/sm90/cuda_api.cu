@@ -154,6 +154,8 @@ int qkt_in_quantize() {
 /* Which kernels a call runs: its recipe and head-dim checks depend on it */
 enum api_call {
     CALL_QUANTIZE, /* quantize alone (and the workspace query): head_dim 64 or 128 */
+    CALL_LAYOUT,   /* the workspace layout alone (flamia_sm90_layout_for_call): the workspace query's
+                      checks, without a device, since the layout depends on none */
     CALL_FORWARD,  /* the forward: head_dim 128 */
     CALL_TRAINING  /* the backward too: head_dim 128, and a recipe a training call may use */
 };
@@ -179,7 +181,7 @@ flamia_status count_doc_tiles(const char *fn, const flamia_shape *s, long long *
     return FLAMIA_OK;
 }
 
-/* Recipe + shape + device -> validated problem. */
+/* Recipe + shape + device (none for CALL_LAYOUT) -> validated problem. */
 flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape *s, enum api_call call,
                       flamia_sm90_problem *P) {
     const int training = call == CALL_TRAINING;
@@ -193,7 +195,7 @@ flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape
      * forward's refusal names the head dim (the kernel's own refusal was a bare CUDA error) */
     static_assert(FLAMIA_SM90_FWD_HEAD_DIM == FLAMIA_SM90_BWD_HEAD_DIM, "a training call runs both kernels");
     const int head_dim = training ? FLAMIA_SM90_BWD_HEAD_DIM : FLAMIA_SM90_FWD_HEAD_DIM;
-    if (call != CALL_QUANTIZE && s->head_dim != head_dim)
+    if (call != CALL_QUANTIZE && call != CALL_LAYOUT && s->head_dim != head_dim)
         return flamia_fail(FLAMIA_ERR_UNSUPPORTED,
                            "%s: head_dim %d: the sm_90 %s head_dim %d only; flamia_cuda_quantize also takes 64, the "
                            "CPU reference both",
@@ -213,7 +215,7 @@ flamia_status prepare(const char *fn, const flamia_recipe *r, const flamia_shape
         return flamia_fail(FLAMIA_ERR_UNSUPPORTED, "%s: total_tokens %d too large", fn, s->total_tokens);
     enum flamia_sm90_kind kind;
     if ((st = recipe_kind(fn, r, &kind))) return st;
-    if ((st = check_device(fn))) return st;
+    if (call != CALL_LAYOUT && (st = check_device(fn))) return st;
     memset(P, 0, sizeof *P);
     P->total_tokens = s->total_tokens;
     P->num_docs = s->num_docs;
@@ -576,7 +578,7 @@ extern "C" flamia_status flamia_sm90_layout_for_call(const flamia_recipe *r, con
     static const char fn[] = "flamia_sm90_layout_for_call";
     if (!layout) return flamia_fail(FLAMIA_ERR_INVALID, "%s: layout is NULL", fn);
     flamia_sm90_problem P = {};
-    flamia_status st = prepare(fn, r, s, CALL_QUANTIZE, &P); /* the workspace query's checks: one layout for every call */
+    flamia_status st = prepare(fn, r, s, CALL_LAYOUT, &P); /* one layout for every call */
     if (st) return st;
     *layout = flamia_sm90_layout_of(&P);
     return FLAMIA_OK;

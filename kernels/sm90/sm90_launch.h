@@ -487,8 +487,8 @@ int flamia_sm90_dq_room_one_growth(void); /* problem.dq_room_one_growth: FLAMIA_
 struct flamia_sm90_dq_plan flamia_sm90_dq_plan_for_call(const struct flamia_sm90_problem *p, size_t workspace_bytes);
 /* The workspace layout the calls use for this recipe and shape (cuda_api.cu: the calls' own checks and
  * problem, so the host copy of cu_seqlens, max_seqlen and the dq_room settings count as they do there):
- * for tests and tools that read regions of a workspace a call filled. A refused shape returns the
- * call's status and message and leaves *layout as it was. */
+ * for tests and tools that read regions of a workspace a call filled. Needs no GPU. A refused shape
+ * returns the workspace query's status and message and leaves *layout as it was. */
 flamia_status flamia_sm90_layout_for_call(const flamia_recipe *recipe, const flamia_shape *shape,
                                           struct flamia_sm90_layout *layout);
 #ifdef __cplusplus

@@ -6,7 +6,9 @@
  * touch them). The deterministic mode's split dQ regions (check_split): after total, inside the
  * size asked for, their tile bound above any packing the shape allows, and the kv heads a chunk
  * takes for a given workspace (flamia_sm90_dq_split_heads), bounded from max_seqlen or counted from a
- * host copy of cu_seqlens (problem.doc_tiles). Needs no GPU (cpu suite); built with
+ * host copy of cu_seqlens (problem.doc_tiles). The calls' own layout (flamia_sm90_layout_for_call)
+ * against the problem they build, and where a layout of the sizes alone departs from it (the GPU
+ * tests' bug until the sixty-ninth session). Needs no GPU (cpu suite); built with
  * the CUDA kernels because sm90_launch.h includes the CUDA runtime header.
  */
 #include <stdio.h>
@@ -184,6 +186,41 @@ static int check_split(const char *label, const int *lens, int ndocs, int Hq, in
     return heads;
 }
 
+/* The calls' own layout (flamia_sm90_layout_for_call, which needs no GPU) for n documents of len
+ * tokens, against the problem the calls build (max_seqlen, causal, the host copy's count, the
+ * library's dq_room settings): the same regions. Returns whether the layout of the sizes alone (what
+ * the GPU tests read until the sixty-ninth session) puts fwd_work elsewhere. */
+static int check_call_layout(const char *preset, int n, int len, int Hq, int Hkv, int host_copy) {
+    int32_t cu[65];
+    for (int d = 0; d <= n; d++) cu[d] = len * d;
+    flamia_recipe rec;
+    if (flamia_recipe_preset(preset, &rec) != FLAMIA_OK) {
+        EXPECT(0, "preset %s: %s", preset, flamia_last_error());
+        return 0;
+    }
+    const flamia_shape shape = {cu[n], n, cu, Hq, Hkv, 128, 1, 0.0f, len, host_copy ? cu : NULL};
+    struct flamia_sm90_layout got;
+    memset(&got, 0, sizeof got);
+    const flamia_status st = flamia_sm90_layout_for_call(&rec, &shape, &got);
+    EXPECT(st == FLAMIA_OK, "%s %dx%d: flamia_sm90_layout_for_call -> %s: %s", preset, n, len, flamia_status_string(st),
+           flamia_last_error());
+    if (st != FLAMIA_OK) return 0;
+    struct flamia_sm90_problem P = gpu_problem_of_kind(gpu_kind_of_preset(preset), cu[n], n, Hq, Hkv, 128);
+    P.causal = 1;
+    P.max_seqlen = len;
+    P.doc_tiles = host_copy ? flamia_sm90_doc_tiles(cu, n, 1) : 0;
+    P.dq_room_chunks = flamia_sm90_dq_room_chunks();
+    P.dq_room_growth = flamia_sm90_dq_room_growth();
+    P.dq_room_one_growth = flamia_sm90_dq_room_one_growth();
+    const struct flamia_sm90_layout want = flamia_sm90_layout_of(&P);
+    EXPECT(got.ds_tiles_kv == want.ds_tiles_kv && got.dq_accum == want.dq_accum && got.dq_room == want.dq_room &&
+               got.bwd_rows == want.bwd_rows && got.fwd_work == want.fwd_work && got.bwd_order == want.bwd_order &&
+               got.total == want.total && got.total_split == want.total_split,
+           "%s %dx%d%s: the call's layout (fwd_work %zu, total %zu) is not the calls' problem's (%zu, %zu)", preset, n,
+           len, host_copy ? ", counted" : "", got.fwd_work, got.total, want.fwd_work, want.total);
+    return gpu_workspace_layout_of_sizes(preset, cu[n], n, Hq, Hkv).fwd_work != got.fwd_work;
+}
+
 int main(void) {
     rng_t r = {20261201};
     int shapes = 0;
@@ -350,6 +387,27 @@ int main(void) {
     size_t fp8_1k = 0; /* 16 x 1024, counted (576 tile pairs a kv head; bounded, 648): the room grown for one chunk */
     check_shape("16x1024", 16384, 16, 1024, 576, 16, 16, 128, FLAMIA_SM90_MXFP8, &fp8_1k);
     printf("workspace at 16x4096, 16 + 16 heads, d = 128: mxfp8 %.2f GB, bf16 %.2f GB\n", fp8 * 1e-9, bf16 * 1e-9);
+    /* the calls' layout: with the host copy, 16x1024's room for one chunk (+25 MB) moves every region
+       after dq_accum, so a layout rebuilt from the sizes reads the wrong bytes there; bounded from
+       max_seqlen alone it gets no room; bf16 has no split dQ, so no room */
+    EXPECT(check_call_layout("mxfp8", 16, 1024, 16, 16, 1) && check_call_layout("mxfp8-exact", 16, 1024, 16, 16, 1),
+           "16x1024, counted: the sizes alone should miss the room the calls grow");
+    EXPECT(!check_call_layout("mxfp8", 16, 1024, 16, 16, 0), "16x1024, bounded: a room the rule does not give");
+    EXPECT(!check_call_layout("bf16", 16, 1024, 16, 16, 1), "16x1024 bf16: a room without the split dQ");
+    EXPECT(check_call_layout("mxfp8", 16, 4096, 16, 16, 0), "16x4096: the room for 4 chunks (+66 MB) missed");
+    check_call_layout("mxfp8", 16, 1024, 16, 4, 1);
+    { /* refused: nothing written */
+        int32_t cu[2] = {0, 128};
+        flamia_recipe rec;
+        FL(flamia_recipe_preset("mxfp8", &rec));
+        const flamia_shape bad = {128, 1, cu, 2, 2, 96, 1, 0.0f, 128, NULL};
+        struct flamia_sm90_layout L;
+        memset(&L, 0x5A, sizeof L);
+        const size_t poison = L.total;
+        EXPECT(flamia_sm90_layout_for_call(&rec, &bad, &L) != FLAMIA_OK && L.total == poison,
+               "head_dim 96: flamia_sm90_layout_for_call must refuse and write nothing");
+        EXPECT(flamia_sm90_layout_for_call(&rec, &bad, NULL) == FLAMIA_ERR_INVALID, "a NULL layout must be refused");
+    }
     EXPECT(room_grown > room_one && room_one > 0, "layouts that grew dq_room: %d, for one chunk %d", room_grown, room_one);
     if (failures) {
         fprintf(stderr, "test_workspace_layout: %d failures\n", failures);
