@@ -77,11 +77,6 @@ static inline struct flamia_sm90_layout gpu_layout_of_kind(enum flamia_sm90_kind
     const struct flamia_sm90_problem P = gpu_problem_of_kind(kind, T, ndocs, Hq, Hkv, D);
     return flamia_sm90_layout_of(&P);
 }
-/* The layout of the sizes alone, by preset: right up to dq_accum only (gpu_problem_of_kind) */
-static inline struct flamia_sm90_layout gpu_workspace_layout_of_sizes(const char *preset, int T, int ndocs, int Hq,
-                                                                     int Hkv) {
-    return gpu_layout_of_kind(gpu_kind_of_preset(preset), T, ndocs, Hq, Hkv, 128);
-}
 /* The layout a call on this recipe and shape used (the library's own: its dq_room depends on
  * max_seqlen, causal and the host copy of cu_seqlens, so a layout rebuilt from the sizes alone
  * places the regions after dq_accum elsewhere) */

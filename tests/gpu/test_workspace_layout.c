@@ -218,7 +218,7 @@ static int check_call_layout(const char *preset, int n, int len, int Hq, int Hkv
                got.total == want.total && got.total_split == want.total_split,
            "%s %dx%d%s: the call's layout (fwd_work %zu, total %zu) is not the calls' problem's (%zu, %zu)", preset, n,
            len, host_copy ? ", counted" : "", got.fwd_work, got.total, want.fwd_work, want.total);
-    return gpu_workspace_layout_of_sizes(preset, cu[n], n, Hq, Hkv).fwd_work != got.fwd_work;
+    return gpu_layout_of_kind(P.kind, cu[n], n, Hq, Hkv, 128).fwd_work != got.fwd_work;
 }
 
 int main(void) {
