@@ -654,9 +654,10 @@ def table_d_det(args, cfg, inputs):
                "an O(N^2) workspace (2.3 GB more at 16x4096). Paper (Table D, B200): +5-12%% with MHA, +20-34%% "
                "with GQA. Sources: %s" % " | ".join(provs))
     notes = ["gqa-16x1024 has 4 query heads per kv head; the other workloads are MHA.",
-             "Measured on an H100 (commit and date: the sources above; sixty-ninth session, rule J's kernels: "
-             "-0.0..-6.5 %, gqa-16x1024 -3.1 -> -0.0 % since its default now takes the split in one chunk, "
-             "as the deterministic mode does; the sixty-eighth's at c1827b4 read -1.4..-6.4 %, the sixty-seventh's "
+             "Measured on an H100 (commit and date: the sources above; seventieth session, rule J's kernels at "
+             "71e644c: -0.3..-6.9 %, within 1.3 points of the sixty-ninth's at c36dacf (-0.0..-6.5 %, "
+             "gqa-16x1024 -3.1 -> -0.0 % since its default takes the split in one chunk, as the "
+             "deterministic mode does); the sixty-eighth's at c1827b4 read -1.4..-6.4 %, the sixty-seventh's "
              "at ea62125 -1.4..-14.6 %: the default mode has since taken the split on 8192+224x256 too, by the "
              "host copy of cu_seqlens, and on 4x4096 longest first, by rule I); the H200's files in "
              "data/measured/h200 predate the split: there the mode took turns (the key tiles adding into a query "
