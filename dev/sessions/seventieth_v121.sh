@@ -20,18 +20,20 @@
 # -5..-15 % everywhere for v121b and v121c (one partial's scaling under the tensor cores). Training call -1..-4 % at the
 # 1,024-token workloads. Rule: promote the faster if test_gpu_backward passes with it and its training
 # call is not slower than the base on any workload (> +0.5 %) and >= 1 % faster on two.
+# v121b is left out of the run (device time short after failed starts): its cross-stage overlap is, in
+# the SASS, v121c's with ptxas's extra wait.
 # Usage (device, repo root): bash dev/sessions/seventieth_v121.sh
 . dev/device_lib.sh
 dev_carry
 T0=$SECONDS
-for v in v121a v121b v121c; do
+for v in v121a v121c; do
   (LD_LIBRARY_PATH=$PWD/build-$v:$LD_LIBRARY_PATH timeout 240 $C/tests/gpu/test_gpu_backward > $OUT/logs/${v}_test_gpu_backward.log 2>&1
    echo "$v test_gpu_backward rc=$? ($((SECONDS - T0)) s): $(tail -n 1 $OUT/logs/${v}_test_gpu_backward.log | cut -c1-120)") &
 done
 wait
 grep -h "FAIL" $OUT/logs/v121*_test_gpu_backward.log | head -5
 for w in 16x4096 16x1024 64x1024; do
-  for cfg in base v121a v121b v121c; do
+  for cfg in base v121a v121c; do
     lib=$PWD/$C/kernels; [ $cfg != base ] && lib=$PWD/build-$cfg
     LD_LIBRARY_PATH=$lib:$LD_LIBRARY_PATH timeout 60 bash dev/ncu_durations.sh $cfg "dq_split$" \
       $C/experiments/latency/latency --workloads $w --recipes mxfp8 --passes train --warmup 1 --iters 2 \
@@ -41,7 +43,7 @@ for w in 16x4096 16x1024 64x1024; do
   done
 done
 echo "ncu done ($((SECONDS - T0)) s)"
-CONFIGS="base= v121a=LIB=build-v121a v121b=LIB=build-v121b v121c=LIB=build-v121c" WORKLOADS="16x4096 16x1024 64x1024 gqa-16x1024" \
+CONFIGS="base= v121a=LIB=build-v121a v121c=LIB=build-v121c" WORKLOADS="16x4096 16x1024 64x1024" \
   PASSES=bwd,train ROUNDS=2 BUDGET=1 DRIVER=$C/experiments/latency/latency OUTDIR=/tmp/ab121 bash dev/latency_ab.sh
 cp /tmp/ab121/latency.log $OUT/logs/ab121_latency.log 2>/dev/null
 tar -C $OUT -czf $OUT/logs.tgz logs && rm -rf $OUT/logs
