@@ -190,6 +190,9 @@ static int check_split(const char *label, const int *lens, int ndocs, int Hq, in
  * tokens, against the problem the calls build (max_seqlen, causal, the host copy's count, the
  * library's dq_room settings): the same regions. Returns whether the layout of the sizes alone (what
  * the GPU tests read until the sixty-ninth session) puts fwd_work elsewhere. */
+/* memcmp compares layouts: no padding bytes in the struct */
+_Static_assert(sizeof(struct flamia_sm90_layout) == 26 * sizeof(size_t) + sizeof(long long) + 2 * sizeof(int),
+               "struct flamia_sm90_layout has padding: compare it field by field");
 static int check_call_layout(const char *preset, int n, int len, int Hq, int Hkv, int host_copy) {
     int32_t cu[65];
     for (int d = 0; d <= n; d++) cu[d] = len * d;
@@ -213,9 +216,7 @@ static int check_call_layout(const char *preset, int n, int len, int Hq, int Hkv
     P.dq_room_growth = flamia_sm90_dq_room_growth();
     P.dq_room_one_growth = flamia_sm90_dq_room_one_growth();
     const struct flamia_sm90_layout want = flamia_sm90_layout_of(&P);
-    EXPECT(got.ds_tiles_kv == want.ds_tiles_kv && got.dq_accum == want.dq_accum && got.dq_room == want.dq_room &&
-               got.bwd_rows == want.bwd_rows && got.fwd_work == want.fwd_work && got.bwd_order == want.bwd_order &&
-               got.total == want.total && got.total_split == want.total_split,
+    EXPECT(memcmp(&got, &want, sizeof got) == 0, /* every region */
            "%s %dx%d%s: the call's layout (fwd_work %zu, total %zu) is not the calls' problem's (%zu, %zu)", preset, n,
            len, host_copy ? ", counted" : "", got.fwd_work, got.total, want.fwd_work, want.total);
     return gpu_layout_of_kind(P.kind, cu[n], n, Hq, Hkv, 128).fwd_work != got.fwd_work;
