@@ -44,7 +44,7 @@ for w in 16x4096 16x1024 64x1024; do
 done
 echo "ncu done ($((SECONDS - T0)) s)"
 CONFIGS="base= v128a=LIB=build-v128a v128c=LIB=build-v128c" WORKLOADS="16x4096 16x1024 64x1024" \
-  PASSES=bwd,train ROUNDS=2 BUDGET=1 DRIVER=$C/experiments/latency/latency OUTDIR=/tmp/ab121 bash dev/latency_ab.sh
-cp /tmp/ab121/latency.log $OUT/logs/ab121_latency.log 2>/dev/null
+  PASSES=bwd,train ROUNDS=2 BUDGET=1 DRIVER=$C/experiments/latency/latency OUTDIR=/tmp/ab128 bash dev/latency_ab.sh
+cp /tmp/ab128/latency.log $OUT/logs/ab128_latency.log 2>/dev/null
 tar -C $OUT -czf $OUT/logs.tgz logs && rm -rf $OUT/logs
 echo "done ($((SECONDS - T0)) s)"
