@@ -32,12 +32,12 @@ if has tests; then
   grep -hE "^FAIL|leak probe|graph capture|^train_step|e4m3 hardware|relL2|bit-exact|failures" "$OUT/testlog.txt" | cut -c1-230 | head -70
 fi
 if has sanitize; then
-  # issue 4: memcheck and racecheck clean on small cases (quantize, forward via the API test;
-  # test_gpu_scale_shift runs the deterministic-dQ kernels)
+  # issues 4 and 5: memcheck and racecheck clean on small cases (quantize, forward via the API test;
+  # test_gpu_scale_shift runs the deterministic split dQ, test_gpu_backward every dQ path)
   for tool in memcheck racecheck; do
     FLAMIA_TEST_SMALL=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/test_gpu_quantize \
       >"$OUT/sanitize-$tool.log" 2>&1; echo "compute-sanitizer $tool test_gpu_quantize: rc=$?"
-    for t in test_gpu_api test_gpu_scale_shift; do
+    for t in test_gpu_api test_gpu_scale_shift test_gpu_backward; do
       FLAMIA_TEST_SMALL=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/$t >>"$OUT/sanitize-$tool.log" 2>&1
       echo "compute-sanitizer $tool $t: rc=$?"
     done

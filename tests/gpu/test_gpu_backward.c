@@ -429,58 +429,78 @@ static void deterministic_case(const char *preset, const int *lens, int ndocs, i
     free(scratch), free(bq), free(bk), free(bv), free(bg);
 }
 
-int main(void) {
-    gpu_skip_if_unavailable("test_gpu_backward");
-    /* the default mode's split without its grid floor: these layouts are small (test_workspace_layout
-     * checks the floor's decision) */
-    flamia_sm90_set_dq_split_min_ctas(0);
-    rng_t r = {gpu_seed("test_gpu_backward")};
-    enum { CAP = 2048 };
-    static int lens[CAP];
-    static int32_t cu[CAP + 1];
-    const char *presets[] = {"mxfp8", "mxfp8-exact", "bf16"};
+enum { CAP = 2048 };
+static int lens[CAP];
+static int32_t cu[CAP + 1];
+static const char *const presets[] = {"mxfp8", "mxfp8-exact", "bf16"};
+
+/* FLAMIA_TEST_SMALL (compute-sanitizer runs, experiments/latency/device_run.sh sanitize): every dQ path
+ * of the FP8 kinds on small packs, with the full run's checks: the default mode's split in dq_accum's
+ * room and its reduce-adds, and the deterministic split (every kv head at once, in chunks of one, with
+ * the host copy of cu_seqlens and with one that understates the documents) and turns */
+static void small_cases(rng_t *r) {
+    const int det_lens[] = {300, 37, 200, 1, 77};
+    for (int pi = 0; pi < 2; pi++) {
+        int n = random_lens(r, 400, lens, CAP);
+        cu_from_lens(lens, n, cu);
+        run_case("small random packed, GQA 4/2", presets[pi], 0, 1, cu, n, 4, 2, r);
+        for (int i = 0; i < 16; i++) lens[i] = 1;
+        lens[16] = 129;
+        cu_from_lens(lens, 17, cu);
+        run_case("16 one-token docs + 129", presets[pi], 0, 1, cu, 17, 2, 2, r);
+        deterministic_case(presets[pi], det_lens, 5, 1, 0, r);
+    }
+    const int limit = flamia_sm90_dq_split_max_chunks();
+    flamia_sm90_set_dq_split_max_chunks(0);
+    const int n = random_lens(r, 400, lens, CAP);
+    cu_from_lens(lens, n, cu);
+    run_case("small random packed, GQA 4/2, adds", "mxfp8", 0, 1, cu, n, 4, 2, r);
+    flamia_sm90_set_dq_split_max_chunks(limit);
+}
+
+static void full_cases(rng_t *r) {
     for (int pi = 0; pi < 3; pi++) {
         const char *p = presets[pi];
-        int n = random_lens(&r, 1400, lens, CAP);
+        int n = random_lens(r, 1400, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, MHA", p, 0, 1, cu, n, 4, 4, &r);
-        n = random_lens(&r, 900, lens, CAP);
+        run_case("random packed, MHA", p, 0, 1, cu, n, 4, 4, r);
+        n = random_lens(r, 900, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, GQA 8/2", p, 0, 1, cu, n, 8, 2, &r);
+        run_case("random packed, GQA 8/2", p, 0, 1, cu, n, 8, 2, r);
         lens[0] = 1000;
         cu_from_lens(lens, 1, cu);
-        run_case("one document of 1000, GQA 2/1", p, 0, 1, cu, 1, 2, 1, &r);
+        run_case("one document of 1000, GQA 2/1", p, 0, 1, cu, 1, 2, 1, r);
         lens[0] = 512; /* the paper's document length (its cosines are for plain randn; this case has
                           the outlier K channels above, so its cosines are lower) */
         cu_from_lens(lens, 1, cu);
-        run_case("one document of 512, MHA 4", p, 0, 1, cu, 1, 4, 4, &r);
+        run_case("one document of 512, MHA 4", p, 0, 1, cu, 1, 4, 4, r);
         for (int i = 0; i < 64; i++) lens[i] = 1;
         lens[64] = 129;
         cu_from_lens(lens, 65, cu);
-        run_case("64 one-token docs + 129", p, 0, 1, cu, 65, 2, 2, &r);
-        n = random_lens(&r, 700, lens, CAP);
+        run_case("64 one-token docs + 129", p, 0, 1, cu, 65, 2, 2, r);
+        n = random_lens(r, 700, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, non-causal", p, 0, 0, cu, n, 2, 1, &r);
-        n = random_lens(&r, 900, lens, CAP);
+        run_case("random packed, non-causal", p, 0, 0, cu, n, 2, 1, r);
+        n = random_lens(r, 900, lens, CAP);
         cu_from_lens(lens, n, cu);
         g_zero_v_starts = 1;
-        run_case("random packed, zero V at document starts", p, 0, 1, cu, n, 4, 2, &r);
+        run_case("random packed, zero V at document starts", p, 0, 1, cu, n, 4, 2, r);
         g_zero_v_starts = 0;
-        n = random_lens(&r, 900, lens, CAP);
+        n = random_lens(r, 900, lens, CAP);
         cu_from_lens(lens, n, cu);
         g_zero_ends = 1;
-        run_case("random packed, zero Q K V dO at document ends", p, 0, 1, cu, n, 4, 2, &r);
+        run_case("random packed, zero Q K V dO at document ends", p, 0, 1, cu, n, 4, 2, r);
         g_zero_ends = 0;
-        n = random_lens(&r, 900, lens, CAP);
+        n = random_lens(r, 900, lens, CAP);
         cu_from_lens(lens, n, cu);
         g_row_sum_p = 1;
-        run_case("GQA 8/2, l of P values", p, 0, 1, cu, n, 8, 2, &r);
+        run_case("GQA 8/2, l of P values", p, 0, 1, cu, n, 8, 2, r);
         g_row_sum_p = 0;
     }
-    int n = random_lens(&r, 1000, lens, CAP);
+    int n = random_lens(r, 1000, lens, CAP);
     cu_from_lens(lens, n, cu);
-    run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, &r);
-    run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, &r);
+    run_case("random packed, Hadamard", "mxfp8", 1, 1, cu, n, 4, 2, r);
+    run_case("random packed, Hadamard", "mxfp8-exact", 1, 1, cu, n, 4, 2, r);
     /* The default mode's reduce-adds, forced (flamia_sm90_set_dq_split_max_chunks(0)): above, the layouts
      * whose split fits in dq_accum's room in at most FLAMIA_SM90_DQ_SPLIT_DEFAULT_CHUNKS chunks took the
      * split (the grid floor is off in this program); here the same kinds of layouts take the reduce-adds.
@@ -490,39 +510,51 @@ int main(void) {
     const int limit = flamia_sm90_dq_split_max_chunks();
     flamia_sm90_set_dq_split_max_chunks(0);
     for (int pi = 0; pi < 2; pi++) {
-        n = random_lens(&r, 1400, lens, CAP);
+        n = random_lens(r, 1400, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, MHA, adds", presets[pi], 0, 1, cu, n, 4, 4, &r);
-        n = random_lens(&r, 900, lens, CAP);
+        run_case("random packed, MHA, adds", presets[pi], 0, 1, cu, n, 4, 4, r);
+        n = random_lens(r, 900, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, GQA 8/2, adds", presets[pi], 0, 1, cu, n, 8, 2, &r);
-        n = random_lens(&r, 700, lens, CAP);
+        run_case("random packed, GQA 8/2, adds", presets[pi], 0, 1, cu, n, 8, 2, r);
+        n = random_lens(r, 700, lens, CAP);
         cu_from_lens(lens, n, cu);
-        run_case("random packed, non-causal, adds", presets[pi], 0, 0, cu, n, 2, 1, &r);
+        run_case("random packed, non-causal, adds", presets[pi], 0, 0, cu, n, 2, 1, r);
         lens[0] = 512;
         cu_from_lens(lens, 1, cu);
-        run_case("one document of 512, adds", presets[pi], 0, 1, cu, 1, 4, 4, &r);
+        run_case("one document of 512, adds", presets[pi], 0, 1, cu, 1, 4, 4, r);
     }
-    n = random_lens(&r, 1000, lens, CAP);
+    n = random_lens(r, 1000, lens, CAP);
     cu_from_lens(lens, n, cu);
-    run_case("random packed, Hadamard, adds", "mxfp8", 1, 1, cu, n, 4, 2, &r);
+    run_case("random packed, Hadamard, adds", "mxfp8", 1, 1, cu, n, 4, 2, r);
     const int long_gqa[] = {3100, 1, 300}, mid_gqa[] = {1500, 1, 300};
     for (int pass = 0; pass < 2; pass++) { /* the reduce-adds (launch order), then the default limit */
         flamia_sm90_set_dq_split_max_chunks(pass ? limit : 0);
         cu_from_lens(long_gqa, 3, cu);
-        run_case("3100 + 1 + 300, GQA 4/2", "mxfp8", 0, 1, cu, 3, 4, 2, &r);
-        run_case("3100 + 1 + 300, GQA 8/1", "mxfp8", 0, 1, cu, 3, 8, 1, &r);
+        run_case("3100 + 1 + 300, GQA 4/2", "mxfp8", 0, 1, cu, 3, 4, 2, r);
+        run_case("3100 + 1 + 300, GQA 8/1", "mxfp8", 0, 1, cu, 3, 8, 1, r);
         cu_from_lens(mid_gqa, 3, cu);
-        run_case("1500 + 1 + 300, GQA 2/1", "mxfp8-exact", 0, 1, cu, 3, 2, 1, &r);
+        run_case("1500 + 1 + 300, GQA 2/1", "mxfp8-exact", 0, 1, cu, 3, 2, 1, r);
     }
     const int det_lens[] = {1000, 37, 600, 1, 777}, det_long[] = {20000, 1, 300};
     for (int pi = 0; pi < 3; pi++) {
-        deterministic_case(presets[pi], det_lens, 5, 1, 0, &r);
-        deterministic_case(presets[pi], det_lens, 5, 0, 0, &r);
+        deterministic_case(presets[pi], det_lens, 5, 1, 0, r);
+        deterministic_case(presets[pi], det_lens, 5, 0, 0, r);
     }
-    deterministic_case("mxfp8", det_lens, 5, 1, 1, &r); /* Hadamard */
-    deterministic_case("mxfp8", det_long, 3, 1, 0, &r);
-    deterministic_case("bf16", det_long, 3, 1, 0, &r);
+    deterministic_case("mxfp8", det_lens, 5, 1, 1, r); /* Hadamard */
+    deterministic_case("mxfp8", det_long, 3, 1, 0, r);
+    deterministic_case("bf16", det_long, 3, 1, 0, r);
+}
+
+int main(void) {
+    gpu_skip_if_unavailable("test_gpu_backward");
+    /* the default mode's split without its grid floor: these layouts are small (test_workspace_layout
+     * checks the floor's decision) */
+    flamia_sm90_set_dq_split_min_ctas(0);
+    rng_t r = {gpu_seed("test_gpu_backward")};
+    if (getenv("FLAMIA_TEST_SMALL"))
+        small_cases(&r);
+    else
+        full_cases(&r);
     if (failures) {
         fprintf(stderr, "test_gpu_backward: %d failures\n", failures);
         return 1;

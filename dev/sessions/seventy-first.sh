@@ -1,0 +1,43 @@
+#!/bin/bash
+# Seventy-first session. Carry build-carry (bash dev/carry_bins.sh at the commit measured) and .whl
+# (the cudnn-fp8 peer). Pass FLAMIA_GIT_COMMIT=<hash>. Any sm_90 GPU for steps 1-2; step 3 only on an H200.
+# 1. Every gpu test program (full size; test_gpu_backward takes every dQ path).
+# 2. compute-sanitizer memcheck, racecheck and synccheck on the small cases (FLAMIA_TEST_SMALL=1) of
+#    test_gpu_quantize, test_gpu_api, test_gpu_scale_shift and, new this session, test_gpu_backward:
+#    the first sanitizer run of the split dQ (kernels/sm90/backward_dq.cu, the main kernel's kDqSplit
+#    mode, region dq_room; sixty-fourth to sixty-eighth sessions). The last sanitizer run was at d8dca16
+#    (sixty-first session), before any of them. Predicted: 0 errors, 0 hazards everywhere.
+# 3. On an H200 only (the acceptance GPU; its figures of record are the sixty-first session's): Table D's
+#    pair and the default-mode acceptance ratios, as dev/sessions/seventieth_h200_only.sh.
+# Usage: bash dev/sessions/seventy-first.sh [tests] [memcheck] [racecheck] [synccheck] [h200]
+# (default: all of them; split them over calls where one would pass 10 minutes).
+# At most 8 files come back from $OUT: the test and sanitizer logs go into logs.tgz; on an H200 Table D's
+# two files, the ratios' HDF5 and log, and the caller's run.log.
+. dev/device_lib.sh
+steps=${*:-tests memcheck racecheck synccheck h200}
+has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
+dev_carry
+has tests && dev_all_gpu_tests
+SAN=$OUT/logs/sanitize
+mkdir -p $SAN
+for tool in memcheck racecheck synccheck; do
+  has $tool || continue
+  for t in test_gpu_quantize test_gpu_api test_gpu_scale_shift test_gpu_backward; do
+    s=$(date +%s)
+    FLAMIA_TEST_SMALL=1 timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 \
+      $C/tests/gpu/$t > $SAN/${tool}_$t.log 2>&1
+    rc=$?
+    echo "compute-sanitizer $tool $t: rc=$rc ($(( $(date +%s) - s )) s): $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $SAN/${tool}_$t.log | sort | uniq -c | tr -s ' ' | tr '\n' ';') $(grep -E ": ok$|failures" $SAN/${tool}_$t.log | tail -n 1)"
+  done
+done
+if has h200; then
+  case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
+    *H200*)
+      dev_table_d
+      MODES=default bash dev/sessions/sixty-fifth_ratios.sh
+      mv $OUT/ratios_mxfp8_default.log $OUT/logs/ 2>/dev/null ;;
+    *) echo "not an H200: no ratios or Table D" ;;
+  esac
+fi
+(cd $OUT && tar -czf logs.tgz logs && rm -rf logs)
+echo "done ($(dev_elapsed) s)"
