@@ -7,14 +7,20 @@
 #    the first sanitizer run of the split dQ (kernels/sm90/backward_dq.cu, the main kernel's kDqSplit
 #    mode, region dq_room; sixty-fourth to sixty-eighth sessions). The last sanitizer run was at d8dca16
 #    (sixty-first session), before any of them. Predicted: 0 errors, 0 hazards everywhere.
-# 3. On an H200 only (the acceptance GPU; its figures of record are the sixty-first session's): Table D's
+# 3. s256: the forward's loop at 256 keys a tile against today's 128 (dev/forward/s256_sketch; carry
+#    dev/forward/bin after `sh dev/forward/s256_sketch/build.sh`), on 4,096- and 1,024-key items.
+#    Predicted: the skeleton's today's shape above the real forward's rate (707 TFLOP/s on the H100 at
+#    16x4096, sixty-ninth session), as it leaves out masks, item boundaries and the O sum; 256 keys
+#    with the ping-pong only within -5..+10 % of today's shape. Rule: 256 keys at least 10 % faster
+#    than today's shape at 4,096 keys makes the 64x256 forward worth building; less closes it.
+# 4. On an H200 only (the acceptance GPU; its figures of record are the sixty-first session's): Table D's
 #    pair and the default-mode acceptance ratios, as dev/sessions/seventieth_h200_only.sh.
-# Usage: bash dev/sessions/seventy-first.sh [tests] [memcheck] [racecheck] [synccheck] [h200]
+# Usage: bash dev/sessions/seventy-first.sh [tests] [memcheck] [racecheck] [synccheck] [s256] [h200]
 # (default: all of them; split them over calls where one would pass 10 minutes).
 # At most 8 files come back from $OUT: the test and sanitizer logs go into logs.tgz; on an H200 Table D's
 # two files, the ratios' HDF5 and log, and the caller's run.log.
 . dev/device_lib.sh
-steps=${*:-tests memcheck racecheck synccheck h200}
+steps=${*:-tests memcheck racecheck synccheck s256 h200}
 has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
 dev_carry
 has tests && dev_all_gpu_tests
@@ -30,6 +36,9 @@ for tool in memcheck racecheck synccheck; do
     echo "compute-sanitizer $tool $t: rc=$rc ($(( $(date +%s) - s )) s): $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $SAN/${tool}_$t.log | sort | uniq -c | tr -s ' ' | tr '\n' ';') $(grep -E ": ok$|failures" $SAN/${tool}_$t.log | tail -n 1)"
   done
 done
+if has s256; then
+  for keys in 32 8; do timeout 120 dev/forward/bin/s256_sketch $keys 16; echo "s256_sketch $keys: rc=$?"; done
+fi
 if has h200; then
   case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
     *H200*)
