@@ -38,6 +38,16 @@ for tool in memcheck racecheck synccheck; do
 done
 if has s256; then
   for keys in 32 8; do timeout 120 dev/forward/bin/s256_sketch $keys 16; echo "s256_sketch $keys: rc=$?"; done
+  # the real forward on the same GPU, for the skeleton's calibration (causal-discounted TFLOP/s)
+  timeout 90 $C/experiments/latency/latency --backend cuda --workloads 16x4096,64x1024 --recipes mxfp8 --passes fwd \
+    --warmup 3 --iters 20 --verify-rows 0 --quiet --out $OUT/logs/fwd_cal.h5 > $OUT/logs/fwd_cal.log 2>&1
+  echo "latency (forward, calibration): rc=$?"
+  python3 - $OUT/logs/fwd_cal.h5 <<'PY'
+import sys, h5py
+t = h5py.File(sys.argv[1], "r")["timings"]
+for i in range(len(t["ms"])):
+    print("forward %s %s %s: %.4f ms" % tuple([t[k][i].decode() for k in ("workload", "system", "pass")] + [t["ms"][i]]))
+PY
 fi
 if has h200; then
   case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
