@@ -13,14 +13,20 @@
 #    16x4096, sixty-ninth session), as it leaves out masks, item boundaries and the O sum; 256 keys
 #    with the ping-pong only within -5..+10 % of today's shape. Rule: 256 keys at least 10 % faster
 #    than today's shape at 4,096 keys makes the 64x256 forward worth building; less closes it.
-# 4. On an H200 only (the acceptance GPU; its figures of record are the sixty-first session's): Table D's
+# 4. pp: the real forward with its ping-pong off and on (dev/forward/bin/check_forward, PINGPONG=0|1, built
+#    by `sh dev/forward/build.sh`), alternated, 2 rounds, on five workloads. The skeleton (step 3) had
+#    the turns cost 4.6 % of the loop at 4,096 keys and gain 5.6 % at 1,024; on the real kernel
+#    they were last measured in the tenth session (+0.1..+2.8 % without them, a kernel 16 % slower).
+#    Predicted: off -2..-5 % at 16x4096, +2..+6 % at 16x1024 and 64x1024. Rule: off at least 2 % faster
+#    in both rounds on a workload class (long or short documents) makes it that class's default.
+# 5. On an H200 only (the acceptance GPU; its figures of record are the sixty-first session's): Table D's
 #    pair and the default-mode acceptance ratios, as dev/sessions/seventieth_h200_only.sh.
-# Usage: bash dev/sessions/seventy-first.sh [tests] [memcheck] [racecheck] [synccheck] [s256] [h200]
+# Usage: bash dev/sessions/seventy-first.sh [tests] [memcheck] [racecheck] [synccheck] [s256] [pp] [h200]
 # (default: all of them; split them over calls where one would pass 10 minutes).
 # At most 8 files come back from $OUT: the test and sanitizer logs go into logs.tgz; on an H200 Table D's
 # two files, the ratios' HDF5 and log, and the caller's run.log.
 . dev/device_lib.sh
-steps=${*:-tests memcheck racecheck synccheck s256 h200}
+steps=${*:-tests memcheck racecheck synccheck s256 pp h200}
 has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
 dev_carry
 has tests && dev_all_gpu_tests
@@ -48,6 +54,16 @@ t = h5py.File(sys.argv[1], "r")["timings"]
 for i in range(len(t["ms"])):
     print("forward %s %s %s: %.4f ms" % tuple([t[k][i].decode() for k in ("workload", "system", "pass")] + [t["ms"][i]]))
 PY
+fi
+if has pp; then
+  for w in "16x4096 16 16 1" "4x4096 16 16 1" "16x1024 16 16 1" "64x1024 16 16 1" "rand65536:5 16 16 1"; do
+    for rep in 1 2; do
+      for pp in 0 1; do
+        PINGPONG=$pp timeout 40 dev/forward/bin/check_forward mxfp8 $w none 30 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" |
+          sed "s/^/pp=$pp ${w%% *} r$rep /"
+      done
+    done
+  done
 fi
 if has h200; then
   case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
