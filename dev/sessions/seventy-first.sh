@@ -22,7 +22,8 @@
 # 5. On an H200 only (the acceptance GPU; its figures of record are the sixty-first session's): Table D's
 #    pair and the default-mode acceptance ratios, as dev/sessions/seventieth_h200_only.sh.
 # Usage: bash dev/sessions/seventy-first.sh [tests] [memcheck] [racecheck] [synccheck] [s256] [pp] [h200]
-# (default: all of them; split them over calls where one would pass 10 minutes).
+# (default: all of them; split them over calls where one would pass 10 minutes). SAN_TESTS narrows the
+# sanitizers' test programs, SAN_TIMEOUT bounds each run (default 150 s).
 # At most 8 files come back from $OUT: the test and sanitizer logs go into logs.tgz; on an H200 Table D's
 # two files, the ratios' HDF5 and log, and the caller's run.log.
 . dev/device_lib.sh
@@ -34,7 +35,7 @@ SAN=$OUT/logs/sanitize
 mkdir -p $SAN
 for tool in memcheck racecheck synccheck; do
   has $tool || continue
-  for t in test_gpu_quantize test_gpu_api test_gpu_scale_shift test_gpu_backward; do
+  for t in ${SAN_TESTS:-test_gpu_quantize test_gpu_api test_gpu_scale_shift test_gpu_backward}; do
     s=$(date +%s)
     FLAMIA_TEST_SMALL=1 timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 \
       $C/tests/gpu/$t > $SAN/${tool}_$t.log 2>&1
