@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
     if (tid == 0) {
         for (int s = 0; s < kDqStages; s++) {
             mbar_init(smem_u32(&full[s]), 1);
-            mbar_init(smem_u32(&empty[s]), 8); /* lane 0 of each consumer warp */
+            mbar_init(smem_u32(&empty[s]), 256); /* every consumer thread (see the release below) */
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -146,10 +146,12 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
                 reg_fence(part);
                 const float *f = (const float *)(b + kDqFac) + x * 128 + c * 64 + wq * 16 + g;
                 const float f0 = f[0], f1 = f[8];
-                if (x == 1) { /* every read of the stage done */
-                    __syncwarp();
-                    if (lane == 0) mbar_arrive(smem_u32(&empty[st]));
-                }
+                /* every read of the stage done (the header's, the factors', the wgmmas' behind the wait):
+                 * each consumer thread releases its own reads. One lane per warp after __syncwarp left the
+                 * other lanes' reads unordered before the producer's next writes for compute-sanitizer
+                 * racecheck (seventy-first session: 36 hazards on test_gpu_backward's small cases), as the
+                 * forward's release found in its own time; one instruction per warp either way */
+                if (x == 1) mbar_arrive(smem_u32(&empty[st]));
 #pragma unroll
                 for (int y = 0; y < 64; y++) acc[y] = fmaf(part[y], (y >> 1) & 1 ? f1 : f0, acc[y]);
             }
