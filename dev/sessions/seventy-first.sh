@@ -1,5 +1,8 @@
 #!/bin/bash
-# Seventy-first session. Carry build-carry (bash dev/carry_bins.sh at the commit measured) and .whl
+# Seventy-first session. Ran: `s256 tests memcheck` at a5e2e19 (H100; dev/logs/seventy-first_first_h100.log) and
+# `memcheck racecheck pp` with SAN_TESTS=test_gpu_backward at ae49162 (H200; dev/logs/seventy-first_second_h200.log):
+# suite 10/10; memcheck clean; racecheck 36 reports in dq_split (fixed in 55bd12a, not re-run); s256 +1.8 %
+# (closed); ping-pong off +3.8 % at 16x4096 (stays on). Steps h200 and synccheck did not run. Carry build-carry (bash dev/carry_bins.sh at the commit measured) and .whl
 # (the cudnn-fp8 peer). Pass FLAMIA_GIT_COMMIT=<hash>. Any sm_90 GPU for steps 1-2; step 3 only on an H200.
 # 1. Every gpu test program (full size; test_gpu_backward takes every dQ path).
 # 2. compute-sanitizer memcheck, racecheck and synccheck on the small cases (FLAMIA_TEST_SMALL=1) of
