@@ -426,9 +426,8 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
             }
         }
         if (FP8) {
-            /* j = 4b + jj: pa[4b] row g keys 4t..4t+3 (jj 0: bytes 0-1, jj 1: bytes 2-3),
-             * pa[4b+1] row g+8, pa[4b+2], pa[4b+3] the same for jj 2, 3 (keys 16+4t..) */
-            const int jj = j & 3;
+            /* r0: row g's two codes, r1: row g + 8's; their place in P's A fragment:
+             * flamia_p_fragment_put (sm90_e4m3.cuh) */
             const uint32_t r0 = flamia_cvt_e4m3x2(pv[0], pv[1]);
             const uint32_t r1 = flamia_cvt_e4m3x2(pv[2], pv[3]);
             if (LPV) {
@@ -451,14 +450,7 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                     }
                 }
             }
-            const int base = 4 * b + ((jj >> 1) << 1);
-            if ((jj & 1) == 0) {
-                pa[base] = r0;
-                pa[base + 1] = r1;
-            } else {
-                pa[base] |= r0 << 16;
-                pa[base + 1] |= r1 << 16;
-            }
+            flamia_p_fragment_put(pa, j, r0, r1);
             if (DBG) { /* r0: row g, columns c = 8j + 2tq + e (bytes e); r1: row g + 8 */
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++)

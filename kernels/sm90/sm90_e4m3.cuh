@@ -21,6 +21,23 @@ __device__ __forceinline__ uint32_t flamia_cvt_e4m3x2(float a, float b) {
     return r;
 }
 
+/* P as the A operand of an FP8 wgmma (k = 32 keys a block b), filled from a softmax's accumulator
+ * column pair j = 4 b + jj: r0 holds the pair's two codes of row g, r1 those of row g + 8
+ * (flamia_cvt_e4m3x2). jj 0 and 1 fill the low and high halves of pa[4b] (row g) and pa[4b + 1] (row
+ * g + 8), jj 2 and 3 those of pa[4b + 2] and pa[4b + 3]: keys 4t.. and 16 + 4t.. of the block for the
+ * quad's thread t, given K's rows permuted as forward.cu describes. */
+template <int N>
+__device__ __forceinline__ void flamia_p_fragment_put(uint32_t (&pa)[N], int j, uint32_t r0, uint32_t r1) {
+    const int jj = j & 3, base = 4 * (j >> 2) + ((jj >> 1) << 1);
+    if ((jj & 1) == 0) {
+        pa[base] = r0;
+        pa[base + 1] = r1;
+    } else {
+        pa[base] |= r0 << 16;
+        pa[base + 1] |= r1 << 16;
+    }
+}
+
 /* Two E4M3 codes (low byte a) times 2^-s, re-encoded: the factor comes as a pair of F16
  * values from flamia_f16x2_pow2_neg(s). The product is exact in F16 wherever E4M3 can hold
  * anything but 0 (E4M3 values have 4 significant bits; below F16's normal range, 2^-14, E4M3

@@ -104,8 +104,7 @@ __device__ __forceinline__ void softmax(float (&sacc)[Cfg<BN>::NACC], uint32_t (
     }
 #pragma unroll
     for (int j = 0; j < BN / 8; j++) {
-        const int b = j >> 2, jj = j & 3;
-        const float2 v = col[b];
+        const float2 v = col[j >> 2];
         float pv[4];
 #pragma unroll
         for (int hh = 0; hh < 2; hh++) {
@@ -117,15 +116,7 @@ __device__ __forceinline__ void softmax(float (&sacc)[Cfg<BN>::NACC], uint32_t (
                 pv[2 * hh + e] = ev;
             }
         }
-        const uint32_t r0 = flamia_cvt_e4m3x2(pv[0], pv[1]), r1 = flamia_cvt_e4m3x2(pv[2], pv[3]);
-        const int base = 4 * b + ((jj >> 1) << 1);
-        if ((jj & 1) == 0) {
-            pa[base] = r0;
-            pa[base + 1] = r1;
-        } else {
-            pa[base] |= r0 << 16;
-            pa[base + 1] |= r1 << 16;
-        }
+        flamia_p_fragment_put(pa, j, flamia_cvt_e4m3x2(pv[0], pv[1]), flamia_cvt_e4m3x2(pv[2], pv[3]));
     }
 }
 
