@@ -131,18 +131,10 @@ __device__ __forceinline__ float2 lpv_values(uint32_t codes16) {
     return FLAMIA_SM90_LSUM_BITS ? flamia_e4m3x2_values_bits(codes16) : flamia_e4m3x2_values(codes16);
 }
 
-/* (int)x for an integer-valued float with |x| < 2^22, without F2I: F2I issues on the pipe
- * the exponentials' MUFU.EX2 use (10 per tile and thread here, against 64 exponentials).
- * x + 1.5 2^23 is exact and holds x in its low mantissa bits. */
-__device__ __forceinline__ int int_of_integral(float x) { return __float_as_int(x + 12582912.f) - 0x4B400000; }
-
-
 __device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<uint32_t *>(&v);
 }
-
-
 
 __device__ __forceinline__ void mbar_arrive_cnt(uint32_t bar, int n) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(n) : "memory");
@@ -151,18 +143,6 @@ __device__ __forceinline__ void mbar_arrive_cnt(uint32_t bar, int n) {
 struct FwdMaps {
     CUtensorMap vt, k, q;
 };
-__device__ __forceinline__ void named_sync(int id, int n) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-__device__ __forceinline__ void named_arrive(int id, int n) {
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
-}
 
 /* ------------------------------------------------------------ shared memory */
 template <int KIND, int S> struct Smem {
@@ -587,7 +567,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
          * one item ahead; sNext is double-buffered by the fetch count's parity. */
         int *sNext = sScr + 132;
         if (pt == 0) sNext[0] = fetch();
-        named_sync(3, 128);
+        bar_named(3, 128);
         int w = sNext[0];
         int g = 0; /* K / V tiles issued before this item (ring position) */
         int k = 0; /* items handed to the consumers */
@@ -599,7 +579,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             const bool end = wcur >= nslots;
             auto advance = [&]() { /* every producer thread: the index fetched for the next round */
                 if (pt == 0 && wcur < nslots) sNext[nf & 1] = nxt;
-                named_sync(3, 128);
+                bar_named(3, 128);
                 w = sNext[nf & 1];
             };
             int h = 0;
@@ -807,7 +787,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                 }
                 sScr[pt] = x;
                 if (lane == 0) sScr[128 + warp] = mx;
-                named_sync(3, 128);
+                bar_named(3, 128);
                 int E = max(max(sScr[128], sScr[129]), max(sScr[130], sScr[131]));
                 if (p.causal) {
                     const int kl = min(pt, len - 1 - q0);
@@ -817,7 +797,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                 }
                 sE[qb * 128 + pt] = max(E, FLAMIA_SM90_FWD_E_MIN); /* sm90_launch.h: l stays in FP32 */
                 sQe[qb * 128 + pt] = eq;
-                named_sync(3, 128); /* the scratch is free for the next item */
+                bar_named(3, 128); /* the scratch is free for the next item */
             }
             if (pt == 0) {
                 sRec[qb] = make_int4(ds, len, q0, h);
@@ -832,9 +812,9 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                     cp_async_commit();
                     if (it >= 1) {
                         cp_async_wait<1>();
-                        named_sync(3, 128); /* tile it-1 staged by every producer thread */
+                        bar_named(3, 128); /* tile it-1 staged by every producer thread */
                         finish(it - 1);
-                        named_sync(3, 128); /* staging buffer (it-1)%2 free again */
+                        bar_named(3, 128); /* staging buffer (it-1)%2 free again */
                     }
                 }
             } else {
@@ -842,9 +822,9 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                     issue(it);
                     cp_async_commit();
                     cp_async_wait<0>();
-                    named_sync(3, 128);
+                    bar_named(3, 128);
                     finish(it);
-                    named_sync(3, 128);
+                    bar_named(3, 128);
                 }
             }
             /* DQZ (the training call's instantiation): this item's dq_accum rows zeroed for the
@@ -878,12 +858,12 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
      * (named barriers 1 + cw), so one's softmax overlaps the other's tensor-core work. The
      * turns run on across items; warpgroup 0 takes warpgroup 1's last arrival at the end. */
     auto sched_wait = [&]() {
-        if (PP) named_sync(1 + cw, 256);
+        if (PP) bar_named(1 + cw, 256);
     };
     auto sched_done = [&]() {
-        if (PP) named_arrive(1 + (1 - cw), 256);
+        if (PP) bar_named_arrive(1 + (1 - cw), 256);
     };
-    if (PP && cw == 1) named_arrive(1, 256); /* warpgroup 0 issues first */
+    if (PP && cw == 1) bar_named_arrive(1, 256); /* warpgroup 0 issues first */
     /* Every consumer thread arrives for itself: an arrive releases only the arriving
      * thread's own prior reads (of sCol, by plain loads), so one lane per warp after
      * __syncwarp left the other lanes' reads unordered for compute-sanitizer racecheck
@@ -959,7 +939,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
          * first flush, after this warpgroup's reads of the previous item's epilogue tile */
         auto flush = [&]() {
             if (nflush == 0) {
-                named_sync(4 + cw, 128);
+                bar_named(4 + cw, 128);
 #pragma unroll
                 for (int i = 0; i < 16; i++)
                     osum[128 * i] = make_float4(oacc[4 * i], oacc[4 * i + 1], oacc[4 * i + 2], oacc[4 * i + 3]);
@@ -1098,7 +1078,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                     const float4 v = osum_fold(osum[128 * i], fs, oacc, i);
                     oacc[4 * i] = v.x, oacc[4 * i + 1] = v.y, oacc[4 * i + 2] = v.z, oacc[4 * i + 3] = v.w;
                 }
-            named_sync(4 + cw, 128); /* this warpgroup's reads of the previous item's tile (and of osum) are done */
+            bar_named(4 + cw, 128); /* this warpgroup's reads of the previous item's tile (and of osum) are done */
             const int mk = lane >> 3, mrow = (warp & 3) * 16 + (mk & 1) * 8 + (lane & 7);
 #pragma unroll
             for (int j = 0; j < 16; j += 2) { /* matrices (chunk j, rows g), (j, g + 8), (j + 1, g), (j + 1, g + 8) */
@@ -1109,7 +1089,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                             bf16x2(oacc[4 * j + 4] * il[0], oacc[4 * j + 5] * il[0]),
                             bf16x2(oacc[4 * j + 6] * il[1], oacc[4 * j + 7] * il[1]));
             }
-            named_sync(4 + cw, 128);
+            bar_named(4 + cw, 128);
             const int t = threadIdx.x & 127;
 #pragma unroll
             for (int i = 0; i < 8; i++) {
@@ -1120,7 +1100,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
             }
         }
     }
-    if (PP && cw == 0) named_sync(1, 256); /* warpgroup 1's last turn arrival */
+    if (PP && cw == 0) bar_named(1, 256); /* warpgroup 1's last turn arrival */
 }
 
 /* DQZ: also zeroes p.dq_zero (never with SPLIT); LPV: l adds P's rounded values (recipe

@@ -44,11 +44,6 @@ template <int BN> struct Cfg {
     static constexpr int STAGE = 2 * BN * 128; /* K [BN][128 B], then V^T as BN / 128 panels [128][128 B] */
 };
 
-__device__ __forceinline__ void named_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
-__device__ __forceinline__ void named_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
-template <int N> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
-template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
-__device__ __forceinline__ int int_of_integral(float x) { return __float_as_int(x + 12582912.f) - 0x4B400000; }
 
 template <int BN>
 __device__ __forceinline__ void issue_qk(float (&sacc)[Cfg<BN>::NACC], uint32_t sQa, uint32_t sKa) {
@@ -160,12 +155,12 @@ __global__ void __launch_bounds__(384, 1) s256_sketch(const uint8_t *__restrict_
     auto full_wait = [&](int g) { mbar_wait(smem_u32(&sFull[g % S]), (uint32_t)((g / S) & 1)); };
     auto release = [&](int g) { mbar_arrive(smem_u32(&sEmpty[g % S])); };
     auto sched_wait = [&]() {
-        if (PP) named_sync(1 + cw, 256);
+        if (PP) bar_named(1 + cw, 256);
     };
     auto sched_done = [&]() {
-        if (PP) named_arrive(1 + (1 - cw), 256);
+        if (PP) bar_named_arrive(1 + (1 - cw), 256);
     };
-    if (PP && cw == 1) named_arrive(1, 256);
+    if (PP && cw == 1) bar_named_arrive(1, 256);
     const float crow[2] = {0.1275f * (1.f + 0.01f * (tid & 7)), 0.1275f};
     float sink = 0.f;
     int g = 0;
