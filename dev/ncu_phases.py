@@ -6,12 +6,14 @@ warps spend their time), instructions executed and the top stall reasons of each
 Phases are address ranges given as offsets from the kernel's first instruction, each with a
 name (PHASES: "0x0:kernel start,0x3ea0:tile start,..."); without PHASES the listing is split at
 its landmarks (wgmma, barriers, waits, fences, TMA, MUFU runs) and every segment above 0.3 % of
-the samples is printed with its offset, so that the phases can be chosen from it.
+the samples is printed with its offset, after the loops (each branch back to a lower address, with
+its target), so that the phases can be chosen from it.
 Forty-sixth session (docs/perf-notes.md, "Backward kernel": the sub-step by phase).
 Usage: [PHASES=...] python3 dev/ncu_phases.py NCU_SOURCE.csv[.gz]"""
 import csv
 import gzip
 import os
+import re
 import sys
 
 LANDMARKS = ("QGMMA", "HGMMA", "BAR.SYNC", "BAR.ARV", "BAR.RED", "DEPBAR", "B2R", "UTMAREDG", "UTMALDG",
@@ -73,6 +75,13 @@ def main():
         cur["n"] += 1
         cur["e"] += executed(r)
     segs.append(cur)
+    # the loops: every branch back to a lower address (the phases' natural edges)
+    for r in rows:
+        src = r.get("Source") or ""
+        m = re.search(r"\bBRA\b.*?(0x[0-9a-f]+)\s*$", src)
+        if m and int(m.group(1), 16) < int(r["Address"], 16):
+            print("loop 0x%05x..0x%05x  %8.2f M executed  %s" % (int(m.group(1), 16) - base,
+                  int(r["Address"], 16) - base, executed(r) / 1e6, src.strip()[:40]))
     for s in segs:
         if s["s"] > 0.003 * total:
             print("0x%05x  %4d instructions  %5.1f %% of samples  %8.2f M executed  %s"

@@ -1,0 +1,32 @@
+#!/bin/bash
+# Seventy-second session. Carry build-carry (bash dev/carry_bins.sh at the commit measured) and, for
+# h200, .whl (the cudnn-fp8 peer). Pass FLAMIA_GIT_COMMIT=<hash>.
+# Steps tests, memcheck, racecheck, synccheck and h200 are the seventy-first session's
+# (dev/sessions/seventy-first.sh, which runs them): racecheck must find 0 hazards in dq_split after its
+# fix (55bd12a; 36 reports at ae49162), and h200 re-measures the figures of record (unchanged since d8dca16).
+# New step, phases: where the forward's consumers spend their time by program phase (the item's start
+# and first tile, the key loop, the item's end and epilogue), from ncu's stall samples of one main
+# launch (fwd_kernel, mxfp8, not the SPLIT relaunch) at 16x4096 and 64x1024; the pages come back as
+# ncu_fwd_W_sass.csv.gz for dev/ncu_phases.py (the phase offsets depend on the build: read them off
+# the page's branches). The forty-fifth session's page (16x4096, dev/logs/forty-fifth_ncu_fwd.tgz)
+# put 82 % of the consumers' samples in the key loop; the s256 skeleton (seventy-first) estimated
+# 76 % of the kernel at 16x4096 and 63 % at 64x1024. Predicted: 80-84 % at 16x4096 and 55-70 % at 64x1024.
+# Usage: bash dev/sessions/seventy-second.sh [tests] [memcheck] [racecheck] [synccheck] [phases] [h200]
+. dev/device_lib.sh
+steps=${*:-tests memcheck racecheck synccheck phases h200}
+has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
+earlier=$(for s in $steps; do [ $s = phases ] || echo -n "$s "; done)
+[ -n "$earlier" ] && bash dev/sessions/seventy-first.sh $earlier
+if has phases; then
+  dev_carry >/dev/null
+  K=(--kernel-name-base demangled -k "regex:fwd_kernel<\(int\)1, \(int\)3, \(bool\)[01], \(bool\)0, \(bool\)0" -s 2 -c 1)
+  for w in 16x4096 64x1024; do
+    timeout 150 ncu --clock-control none --section SourceCounters --section WarpStateStats --page source --csv \
+      --print-source sass "${K[@]}" $C/experiments/latency/latency --backend cuda --workloads $w --recipes mxfp8 \
+      --passes fwd --warmup 2 --iters 3 --verify-rows 0 --quiet --out /tmp/ncu_$w.h5 > $OUT/ncu_fwd_${w}_sass.csv 2>/dev/null
+    echo "ncu forward $w: rc=$? ($(dev_elapsed) s)"
+    python3 dev/ncu_phases.py $OUT/ncu_fwd_${w}_sass.csv | tail -n 25
+    gzip -f $OUT/ncu_fwd_${w}_sass.csv
+  done
+fi
+echo "seventy-second done ($(dev_elapsed) s)"
