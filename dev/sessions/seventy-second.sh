@@ -11,11 +11,14 @@
 # the page's branches). The forty-fifth session's page (16x4096, dev/logs/forty-fifth_ncu_fwd.tgz)
 # put 82 % of the consumers' samples in the key loop; the s256 skeleton (seventy-first) estimated
 # 76 % of the kernel at 16x4096 and 63 % at 64x1024. Predicted: 80-84 % at 16x4096 and 55-70 % at 64x1024.
-# Usage: bash dev/sessions/seventy-second.sh [tests] [memcheck] [racecheck] [synccheck] [phases] [h200]
+# Step ratios: the default mode's acceptance ratios alone on any GPU (on an H100: did dq_split's fix, 256
+# arrivals a stage instead of 8, move the backward? Predicted within +-1 % of the seventieth session's
+# 365.8 TFLOP/s and 0.850x at 16x4096).
+# Usage: bash dev/sessions/seventy-second.sh [tests] [memcheck] [racecheck] [synccheck] [phases] [h200] [ratios]
 . dev/device_lib.sh
 steps=${*:-tests memcheck racecheck synccheck phases h200}
 has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
-earlier=$(for s in $steps; do [ $s = phases ] || echo -n "$s "; done)
+earlier=$(for s in $steps; do case $s in phases|ratios) ;; *) echo -n "$s " ;; esac; done)
 [ -n "$earlier" ] && bash dev/sessions/seventy-first.sh $earlier
 if has phases; then
   dev_carry >/dev/null
@@ -28,5 +31,8 @@ if has phases; then
     python3 dev/ncu_phases.py $OUT/ncu_fwd_${w}_sass.csv | tail -n 25
     gzip -f $OUT/ncu_fwd_${w}_sass.csv
   done
+fi
+if has ratios; then
+  MODES=default bash dev/sessions/sixty-fifth_ratios.sh
 fi
 echo "seventy-second done ($(dev_elapsed) s)"
