@@ -14,11 +14,19 @@
 # Step ratios: the default mode's acceptance ratios alone on any GPU (on an H100: did dq_split's fix, 256
 # arrivals a stage instead of 8, move the backward? Predicted within +-1 % of the seventieth session's
 # 365.8 TFLOP/s and 0.850x at 16x4096).
-# Usage: bash dev/sessions/seventy-second.sh [tests] [memcheck] [racecheck] [synccheck] [phases] [h200] [ratios]
+# Step v129: dev/forward/v129_masked_blocks_skip.patch (the masked tile's 32-key blocks that no row of a
+# warp may see skip both softmax passes) against the committed kernel: dev/forward/compare.sh (reference
+# checks, bytes on 9 layouts, the forward timed on 5 workloads alternated twice; carry dev/forward/bin
+# from `sh dev/forward/build.sh dev/forward/v129_masked_blocks_skip.patch`), then the forward's gpu
+# tests on the variant's library (carry build-v129/libflamia.so, built here with the patch applied).
+# Predicted: same bytes; -2..-4 % at 64x1024 and 16x1024, -0.5..-1.5 % at 16x4096. Rule: same bytes,
+# the tests pass, and at least 1 % faster on a 1,024-token workload in both rounds with no workload
+# slower than 0.5 % in either round promotes it.
+# Usage: bash dev/sessions/seventy-second.sh [tests] [memcheck] [racecheck] [synccheck] [phases] [h200] [ratios] [v129]
 . dev/device_lib.sh
 steps=${*:-tests memcheck racecheck synccheck phases h200}
 has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
-earlier=$(for s in $steps; do case $s in phases|ratios) ;; *) echo -n "$s " ;; esac; done)
+earlier=$(for s in $steps; do case $s in phases|ratios|v129) ;; *) echo -n "$s " ;; esac; done)
 [ -n "$earlier" ] && bash dev/sessions/seventy-first.sh $earlier
 if has phases; then
   dev_carry >/dev/null
@@ -34,5 +42,15 @@ if has phases; then
 fi
 if has ratios; then
   MODES=default bash dev/sessions/sixty-fifth_ratios.sh
+fi
+if has v129; then
+  dev_carry >/dev/null
+  bash dev/forward/compare.sh check_forward check_v129_masked_blocks_skip 2>&1 | tee $OUT/v129_compare.log | grep -v "^mxfp8 " 
+  echo "v129 compare done ($(dev_elapsed) s)"
+  LD_LIBRARY_PATH=$PWD/build-v129:$LD_LIBRARY_PATH ldd $C/tests/gpu/test_gpu_forward | grep flamia
+  LD_LIBRARY_PATH=$PWD/build-v129:$LD_LIBRARY_PATH dev_gpu_tests $C/tests/gpu $OUT/logs test_gpu_forward test_gpu_consistency \
+    test_gpu_leak test_gpu_padded test_gpu_api
+  grep "^mxfp8 " $OUT/v129_compare.log
+  (cd $OUT && tar -czf v129_logs.tgz logs && rm -rf logs)
 fi
 echo "seventy-second done ($(dev_elapsed) s)"
