@@ -18,7 +18,10 @@
 # warp may see skip both softmax passes) against the committed kernel: dev/forward/compare.sh (reference
 # checks, bytes on 9 layouts, the forward timed on 5 workloads alternated twice; carry dev/forward/bin
 # from `sh dev/forward/build.sh dev/forward/v129_masked_blocks_skip.patch`), then the forward's gpu
-# tests on the variant's library (carry build-v129/libflamia.so, built here with the patch applied).
+# tests on the variant's library (carry build-v129/libflamia.so, built here with the patch applied:
+# `patch -p1 < dev/forward/v129_masked_blocks_skip.patch && ninja -C build kernels/libflamia.so &&
+# mkdir -p build-v129 && cp build/kernels/libflamia.so build-v129/ && git checkout kernels/sm90/forward.cu`).
+# CHECK=0 skips compare.sh's reference checks, WORKLOADS narrows its timing (device time short).
 # Predicted: same bytes; -2..-4 % at 64x1024 and 16x1024, -0.5..-1.5 % at 16x4096. Rule: same bytes,
 # the tests pass, and at least 1 % faster on a 1,024-token workload in both rounds with no workload
 # slower than 0.5 % in either round promotes it.
