@@ -14,22 +14,27 @@
 # Step ratios: the default mode's acceptance ratios alone on any GPU (on an H100: did dq_split's fix, 256
 # arrivals a stage instead of 8, move the backward? Predicted within +-1 % of the seventieth session's
 # 365.8 TFLOP/s and 0.850x at 16x4096).
-# Step v129: dev/forward/v129_masked_blocks_skip.patch (the masked tile's 32-key blocks that no row of a
-# warp may see skip both softmax passes) against the committed kernel: dev/forward/compare.sh (reference
-# checks, bytes on 9 layouts, the forward timed on 5 workloads alternated twice; carry dev/forward/bin
-# from `sh dev/forward/build.sh dev/forward/v129_masked_blocks_skip.patch`), then the forward's gpu
-# tests on the variant's library (carry build-v129/libflamia.so, built here with the patch applied:
-# `patch -p1 < dev/forward/v129_masked_blocks_skip.patch && ninja -C build kernels/libflamia.so &&
-# mkdir -p build-v129 && cp build/kernels/libflamia.so build-v129/ && git checkout kernels/sm90/forward.cu`).
-# CHECK=0 skips compare.sh's reference checks, WORKLOADS narrows its timing (device time short).
-# Predicted: same bytes; -2..-4 % at 64x1024 and 16x1024, -0.5..-1.5 % at 16x4096. Rule: same bytes,
-# the tests pass, and at least 1 % faster on a 1,024-token workload in both rounds with no workload
-# slower than 0.5 % in either round promotes it.
-# Usage: bash dev/sessions/seventy-second.sh [tests] [memcheck] [racecheck] [synccheck] [phases] [h200] [ratios] [v129]
+# Step fwdvar: the forward's variants against the committed kernel, each a patch in dev/forward:
+# v129_masked_blocks_skip (the masked tile's 32-key blocks that no row of a warp may see skip both softmax
+# passes) and v130_o_tma_store (O by two TMA stores a warpgroup where its 64 rows lie inside the
+# document). dev/forward/compare.sh (reference checks, bytes on 9 layouts, the forward timed on 5
+# workloads alternated twice; carry dev/forward/bin from `sh dev/forward/build.sh
+# dev/forward/v129_masked_blocks_skip.patch dev/forward/v130_o_tma_store.patch`), then the forward's gpu
+# tests on each variant's library (carry build-vN/libflamia.so, built here with the patch applied:
+# `patch -p1 < dev/forward/vN_NAME.patch && ninja -C build kernels/libflamia.so && mkdir -p build-vN &&
+# cp build/kernels/libflamia.so build-vN/ && git checkout kernels/sm90/forward.cu`). CHECK=0 skips
+# compare.sh's reference checks, WORKLOADS narrows its timing, FWD_VARIANTS narrows the variants,
+# FWDVAR_SAN=1 adds memcheck and racecheck of test_gpu_api's small cases on each library (~100 s each;
+# v130 adds asynchronous-proxy reads of the staged O tile, so run it before promoting v130).
+# Predicted: same bytes for both; v129 -2..-4 % at 64x1024 and 16x1024, -0.5..-1.5 % at 16x4096; v130
+# -1..-3 % at 64x1024 and 16x1024, 0..-1 % at 16x4096. Rule (each): the same bytes, the forward's gpu
+# tests passing on its library, and at least 1 % faster on a 1,024-token workload in both rounds with
+# no workload slower than 0.5 % in either round promotes it.
+# Usage: bash dev/sessions/seventy-second.sh [tests] [memcheck] [racecheck] [synccheck] [phases] [h200] [ratios] [fwdvar]
 . dev/device_lib.sh
 steps=${*:-tests memcheck racecheck synccheck phases h200}
 has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
-earlier=$(for s in $steps; do case $s in phases|ratios|v129) ;; *) echo -n "$s " ;; esac; done)
+earlier=$(for s in $steps; do case $s in phases|ratios|fwdvar) ;; *) echo -n "$s " ;; esac; done)
 [ -n "$earlier" ] && bash dev/sessions/seventy-first.sh $earlier
 if has phases; then
   dev_carry >/dev/null
@@ -46,14 +51,24 @@ fi
 if has ratios; then
   MODES=default bash dev/sessions/sixty-fifth_ratios.sh
 fi
-if has v129; then
+if has fwdvar; then
   dev_carry >/dev/null
-  bash dev/forward/compare.sh check_forward check_v129_masked_blocks_skip 2>&1 | tee $OUT/v129_compare.log | grep -v "^mxfp8 " 
-  echo "v129 compare done ($(dev_elapsed) s)"
-  LD_LIBRARY_PATH=$PWD/build-v129:$LD_LIBRARY_PATH ldd $C/tests/gpu/test_gpu_forward | grep flamia
-  LD_LIBRARY_PATH=$PWD/build-v129:$LD_LIBRARY_PATH dev_gpu_tests $C/tests/gpu $OUT/logs test_gpu_forward test_gpu_consistency \
-    test_gpu_leak test_gpu_padded test_gpu_api
-  grep "^mxfp8 " $OUT/v129_compare.log
-  (cd $OUT && tar -czf v129_logs.tgz logs && rm -rf logs)
+  V=${FWD_VARIANTS:-v129_masked_blocks_skip v130_o_tma_store}
+  bash dev/forward/compare.sh check_forward $(for v in $V; do echo -n "check_$v "; done) 2>&1 | tee $OUT/fwdvar_compare.log |
+    grep -v "^mxfp8 "
+  echo "compare done ($(dev_elapsed) s)"
+  for v in $V; do
+    n=${v%%_*}
+    echo "== the forward's gpu tests on $n's library: $(LD_LIBRARY_PATH=$PWD/build-$n:$LD_LIBRARY_PATH ldd $C/tests/gpu/test_gpu_forward | grep -o "[^ ]*libflamia.so")"
+    LD_LIBRARY_PATH=$PWD/build-$n:$LD_LIBRARY_PATH dev_gpu_tests $C/tests/gpu $OUT/logs/$n test_gpu_forward \
+      test_gpu_consistency test_gpu_leak test_gpu_padded test_gpu_api
+    [ "${FWDVAR_SAN:-0}" = 1 ] && for tool in memcheck racecheck; do
+      LD_LIBRARY_PATH=$PWD/build-$n:$LD_LIBRARY_PATH FLAMIA_TEST_SMALL=1 timeout 150 compute-sanitizer --tool $tool \
+        --error-exitcode 9 $C/tests/gpu/test_gpu_api > $OUT/logs/$n/${tool}_api.log 2>&1
+      echo "$n compute-sanitizer $tool test_gpu_api: rc=$? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/logs/$n/${tool}_api.log)"
+    done
+  done
+  grep "^mxfp8 " $OUT/fwdvar_compare.log
+  (cd $OUT && tar -czf fwdvar_logs.tgz logs && rm -rf logs)
 fi
 echo "seventy-second done ($(dev_elapsed) s)"
