@@ -42,6 +42,12 @@ dev_variant_lib() {
   mkdir -p "$1" && cp "/tmp/$n-src/build/kernels/libflamia.so" "$1/"
   echo "$n built ($(dev_elapsed) s)"
 }
+# dev_unpack_carry: what dev/pack_carry.sh packed into build-pack/pack.tar.xz, unpacked in place;
+# nothing when no pack was carried
+dev_unpack_carry() {
+  [ -f build-pack/pack.tar.xz ] || return 0
+  tar -xJf build-pack/pack.tar.xz && echo "unpacked build-pack ($(dev_elapsed) s)"
+}
 # dev_cudnn_frontend: cuDNN's Python frontend (the cudnn-fp8 peer) from the carried wheel in
 # .whl/, installed into /tmp/site-cudnn and put on PYTHONPATH; nothing when no wheel was carried
 dev_cudnn_frontend() {
