@@ -23,7 +23,8 @@
 # tests on each variant's library (carry build-vN/libflamia.so, built here with the patch applied:
 # `patch -p1 < dev/forward/vN_NAME.patch && ninja -C build kernels/libflamia.so && mkdir -p build-vN &&
 # cp build/kernels/libflamia.so build-vN/ && git checkout kernels/sm90/forward.cu`). CHECK=0 skips
-# compare.sh's reference checks, WORKLOADS narrows its timing, FWD_VARIANTS narrows the variants,
+# compare.sh's reference checks, WORKLOADS narrows its timing, FWD_VARIANTS narrows the variants (TEST_VARIANTS
+# those whose library the gpu tests load; default FWD_VARIANTS),
 # FWDVAR_SAN=1 adds memcheck and racecheck of test_gpu_api's small cases on each library (~100 s each;
 # v130 adds asynchronous-proxy reads of the staged O tile, so run it before promoting v130).
 # Predicted: same bytes for both; v129 -2..-4 % at 64x1024 and 16x1024, -0.5..-1.5 % at 16x4096; v130
@@ -57,7 +58,7 @@ if has fwdvar; then
   bash dev/forward/compare.sh check_forward $(for v in $V; do echo -n "check_$v "; done) 2>&1 | tee $OUT/fwdvar_compare.log |
     grep -v "^mxfp8 "
   echo "compare done ($(dev_elapsed) s)"
-  for v in $V; do
+  for v in ${TEST_VARIANTS:-$V}; do
     n=${v%%_*}
     echo "== the forward's gpu tests on $n's library: $(LD_LIBRARY_PATH=$PWD/build-$n:$LD_LIBRARY_PATH ldd $C/tests/gpu/test_gpu_forward | awk '/libflamia/ {print $3}')"
     LD_LIBRARY_PATH=$PWD/build-$n:$LD_LIBRARY_PATH dev_gpu_tests $C/tests/gpu $OUT/logs/$n test_gpu_forward \
