@@ -8,6 +8,28 @@
 # v130_o_tma_store v131_skip_and_tma_store" TEST_VARIANTS=v131_skip_and_tma_store runs the gpu tests on the pair's library
 # only (its code holds both patches), keeping the step inside a call's 10 minutes.
 # Usage: bash dev/sessions/seventy-third.sh [steps of seventy-second.sh]
+# Step lean (for a call with little device time left): the same comparison in the order that matters
+# if the call is cut: the timing first (3 workloads, all four builds alternated, twice), then the bytes
+# and reference checks (compare.sh with one small timed layout), then the forward's gpu tests on
+# build-v131's library; each part's log under $OUT as it finishes.
 . dev/device_lib.sh
 dev_unpack_carry
+if [ "$1" = lean ]; then
+  dev_carry
+  BINS="check_forward check_v129_masked_blocks_skip check_v130_o_tma_store check_v131_skip_and_tma_store"
+  CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh $BINS \
+    > $OUT/lean_timing.log 2>&1
+  echo "timing done ($(dev_elapsed) s)"
+  WORKLOADS="rand3000:1 4 2 1" bash dev/forward/compare.sh $BINS 2>&1 | grep -v "^mxfp8 " > $OUT/lean_checks.log
+  grep -cE "PASS" $OUT/lean_checks.log | sed 's/^/PASS lines: /'
+  grep -E "FAIL|DIFFERS" $OUT/lean_checks.log | cut -c1-200
+  grep -c "same bytes" $OUT/lean_checks.log | sed 's/^/same-bytes lines: /'
+  echo "checks done ($(dev_elapsed) s)"
+  LD_LIBRARY_PATH=$PWD/build-v131:$LD_LIBRARY_PATH dev_gpu_tests $C/tests/gpu $OUT/logs test_gpu_forward test_gpu_api \
+    test_gpu_consistency test_gpu_leak test_gpu_padded
+  (cd $OUT && tar -czf lean_logs.tgz logs && rm -rf logs)
+  echo "== timing ($(dev_elapsed) s)"
+  cat $OUT/lean_timing.log
+  exit 0
+fi
 bash dev/sessions/seventy-second.sh "$@"
