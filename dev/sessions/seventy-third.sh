@@ -7,14 +7,15 @@
 # v131_skip_and_tma_store is v129 and v130 together (build-v131 packed with them): FWD_VARIANTS="v129_masked_blocks_skip
 # v130_o_tma_store v131_skip_and_tma_store" TEST_VARIANTS=v131_skip_and_tma_store runs the gpu tests on the pair's library
 # only (its code holds both patches), keeping the step inside a call's 10 minutes.
-# Usage: bash dev/sessions/seventy-third.sh [steps of seventy-second.sh]
+# Usage: bash dev/sessions/seventy-third.sh [lean] [steps of seventy-second.sh]
 # Step lean (for a call with little device time left): the same comparison in the order that matters
 # if the call is cut: the timing first (3 workloads, all four builds alternated, twice), then the bytes
 # and reference checks (compare.sh with one small timed layout), then the forward's gpu tests on
 # build-v131's library; each part's log under $OUT as it finishes.
 . dev/device_lib.sh
 dev_unpack_carry
-if [ "$1" = lean ]; then
+rest=$(for a in "$@"; do [ "$a" = lean ] || echo -n "$a "; done)
+if [[ " $* " == *" lean "* ]]; then
   dev_carry
   BINS="check_forward check_v129_masked_blocks_skip check_v130_o_tma_store check_v131_skip_and_tma_store"
   CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh $BINS \
@@ -30,6 +31,7 @@ if [ "$1" = lean ]; then
   (cd $OUT && tar -czf lean_logs.tgz logs && rm -rf logs)
   echo "== timing ($(dev_elapsed) s)"
   cat $OUT/lean_timing.log
-  exit 0
 fi
-bash dev/sessions/seventy-second.sh "$@"
+# the other steps (e.g. `lean ratios`: then the default mode's acceptance ratios, ~4 minutes, carry .whl)
+[ -n "$rest" ] && RATIO_TIMEOUT=${RATIO_TIMEOUT:-$(( 570 - $(dev_elapsed) ))} bash dev/sessions/seventy-second.sh $rest
+exit 0
