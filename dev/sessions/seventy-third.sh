@@ -26,6 +26,8 @@ if [[ " $* " == *" lean "* ]]; then
   grep -E "FAIL|DIFFERS" $OUT/lean_checks.log | cut -c1-200
   grep -c "same bytes" $OUT/lean_checks.log | sed 's/^/same-bytes lines: /'
   echo "checks done ($(dev_elapsed) s)"
+  echo "== the forward's gpu tests on $(LD_LIBRARY_PATH=$PWD/build-v131:$LD_LIBRARY_PATH ldd $C/tests/gpu/test_gpu_forward |
+    awk '/libflamia/ {print $3}')"
   LD_LIBRARY_PATH=$PWD/build-v131:$LD_LIBRARY_PATH dev_gpu_tests $C/tests/gpu $OUT/logs test_gpu_forward test_gpu_api \
     test_gpu_consistency test_gpu_leak test_gpu_padded
   (cd $OUT && tar -czf lean_logs.tgz logs && rm -rf logs)
