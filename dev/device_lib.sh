@@ -116,6 +116,14 @@ dev_gpu_tests() {
   [ -f "$logs/test_gpu_backward.log" ] && grep -oE "\| dQ [a-zA-Z0-9(), -]+$" "$logs/test_gpu_backward.log" | sort | uniq -c
   return 0
 }
+# dev_forward_tests_on LIBDIR LOGS: the forward's gpu test programs (carried, $C) with LIBDIR's
+# libflamia.so first on the run path (a variant's library), the library they load printed first
+dev_forward_tests_on() {
+  echo "== the forward's gpu tests on $(LD_LIBRARY_PATH=$1:$LD_LIBRARY_PATH ldd $C/tests/gpu/test_gpu_forward |
+    awk '/libflamia/ {print $3}')"
+  LD_LIBRARY_PATH=$1:$LD_LIBRARY_PATH dev_gpu_tests $C/tests/gpu "$2" test_gpu_forward test_gpu_consistency \
+    test_gpu_leak test_gpu_padded test_gpu_api
+}
 # dev_carry: the environment of a command that runs carried binaries (build-carry, from
 # `bash dev/carry_bins.sh`): C, the run paths, OUT/logs; prints the GPU's name, driver and top clock
 dev_carry() {

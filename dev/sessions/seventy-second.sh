@@ -60,9 +60,7 @@ if has fwdvar; then
   echo "compare done ($(dev_elapsed) s)"
   for v in ${TEST_VARIANTS:-$V}; do
     n=${v%%_*}
-    echo "== the forward's gpu tests on $n's library: $(LD_LIBRARY_PATH=$PWD/build-$n:$LD_LIBRARY_PATH ldd $C/tests/gpu/test_gpu_forward | awk '/libflamia/ {print $3}')"
-    LD_LIBRARY_PATH=$PWD/build-$n:$LD_LIBRARY_PATH dev_gpu_tests $C/tests/gpu $OUT/logs/$n test_gpu_forward \
-      test_gpu_consistency test_gpu_leak test_gpu_padded test_gpu_api
+    dev_forward_tests_on $PWD/build-$n $OUT/logs/$n
     [ "${FWDVAR_SAN:-0}" = 1 ] && for tool in memcheck racecheck; do
       LD_LIBRARY_PATH=$PWD/build-$n:$LD_LIBRARY_PATH FLAMIA_TEST_SMALL=1 timeout 150 compute-sanitizer --tool $tool \
         --error-exitcode 9 $C/tests/gpu/test_gpu_api > $OUT/logs/$n/${tool}_api.log 2>&1

@@ -26,14 +26,12 @@ if [[ " $* " == *" lean "* ]]; then
   grep -E "FAIL|DIFFERS" $OUT/lean_checks.log | cut -c1-200
   grep -c "same bytes" $OUT/lean_checks.log | sed 's/^/same-bytes lines: /'
   echo "checks done ($(dev_elapsed) s)"
-  echo "== the forward's gpu tests on $(LD_LIBRARY_PATH=$PWD/build-v131:$LD_LIBRARY_PATH ldd $C/tests/gpu/test_gpu_forward |
-    awk '/libflamia/ {print $3}')"
-  LD_LIBRARY_PATH=$PWD/build-v131:$LD_LIBRARY_PATH dev_gpu_tests $C/tests/gpu $OUT/logs test_gpu_forward test_gpu_api \
-    test_gpu_consistency test_gpu_leak test_gpu_padded
+  dev_forward_tests_on $PWD/build-v131 $OUT/logs
   (cd $OUT && tar -czf lean_logs.tgz logs && rm -rf logs)
   echo "== timing ($(dev_elapsed) s)"
   cat $OUT/lean_timing.log
+  export RATIO_TIMEOUT=${RATIO_TIMEOUT:-$(( 570 - $(dev_elapsed) ))} # the ratios get what is left of the call
 fi
 # the other steps (e.g. `lean ratios`: then the default mode's acceptance ratios, ~4 minutes, carry .whl)
-[ -n "$rest" ] && RATIO_TIMEOUT=${RATIO_TIMEOUT:-$(( 570 - $(dev_elapsed) ))} bash dev/sessions/seventy-second.sh $rest
+[ -n "$rest" ] && bash dev/sessions/seventy-second.sh $rest
 exit 0
