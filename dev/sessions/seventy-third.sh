@@ -30,7 +30,7 @@ if [[ " $* " == *" lean "* ]]; then
   (cd $OUT && tar -czf lean_logs.tgz logs && rm -rf logs)
   echo "== timing ($(dev_elapsed) s)"
   cat $OUT/lean_timing.log
-  export RATIO_TIMEOUT=${RATIO_TIMEOUT:-$(( 570 - $(dev_elapsed) ))} # the ratios get what is left of the call
+  export RATIO_TIMEOUT=${RATIO_TIMEOUT:-$(( ${CALL_S:-570} - $(dev_elapsed) ))} # the ratios get what is left of the call (CALL_S: its limit less a margin, when less device time is left)
 fi
 # the other steps (e.g. `lean ratios`: then the default mode's acceptance ratios, ~4 minutes, carry .whl)
 [ -n "$rest" ] && bash dev/sessions/seventy-second.sh $rest
