@@ -101,6 +101,7 @@ struct Params {
     int T, Hq, Hkv, group, causal;
     float c; /* softmax_scale * log2(e), FP32 */
     int use_tma; /* FP8: V^T, K and Q tiles by TMA (else cp.async and the shared-memory transpose) */
+    int o_tma;   /* FP8 with use_tma: a warpgroup's 64 O rows inside the document leave by TMA stores */
     int o_flush; /* FP8 with TMA: O's accumulator added into its FP32 sum every o_flush key tiles (2..64, a power of two; 0: never) */
     int num_docs; /* work items: Hq x the batch's tile slots (sm90_tiles.cuh) */
     /* workspace fwd_work (header and bits zeroed before the launch; its words: sm90_launch.h):
@@ -141,7 +142,7 @@ __device__ __forceinline__ void mbar_arrive_cnt(uint32_t bar, int n) {
 }
 /* The kernels' tensor maps: V^T's, the K codes' permuted-stride map and the Q codes' row map (fwd_setup) */
 struct FwdMaps {
-    CUtensorMap vt, k, q;
+    CUtensorMap vt, k, q, o; /* o: BF16 O [T][Hq * 128], boxes of 64 columns x 64 rows (o_tma) */
 };
 
 /* ------------------------------------------------------------ shared memory */
@@ -163,7 +164,9 @@ template <int KIND, int S> struct Smem {
     static constexpr int kQe = kE + kQBufs * 128 * 4; /* int [kQBufs][128] row Q exponent */
     static constexpr int kRec = kQe + kQBufs * 128 * 4; /* int4 [kQBufs] item record, then int4 [kQBufs] (item index, 0, 0, 0) */
     static constexpr int kScr = kRec + 32 * kQBufs;   /* int [128] prefix, [4] warp maxima, [2] next item (producer) */
-    static constexpr int kO = (kScr + 136 * 4 + 127) / 128 * 128; /* FP8: bf16 [2][64][128] O staging (epilogue) */
+    /* FP8: bf16 [2][64][128] O staging (epilogue); 1024-byte aligned: a TMA store reads it with
+     * the 128-byte swizzle, whose pattern is taken from the address bits */
+    static constexpr int kO = (kScr + 136 * 4 + 1023) / 1024 * 1024;
     static constexpr int kOBytes = FP8 ? 2 * 64 * kD * 2 : 0;     /* BF16: no room; direct stores */
     static constexpr int kBytes = kO + kOBytes + 1024; /* + alignment slack */
 };
@@ -229,21 +232,29 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
 #pragma unroll
     for (int hh = 0; hh < 2; hh++)
         rlim[hh] = (causal ? min(len, qi[hh] + 1) : len) - n * kBN - (FP8 ? 4 : 2) * tq;
+    /* the warp's key limit in this tile: the 32-key blocks at or past it are masked for all of
+     * its 16 rows (on the diagonal tile 3, 3, 2, 2, 1, 1, 0, 0 of the 4 for warps 0-7) and skip
+     * both passes; their P codes are 0, as ex2(-inf) gives, and l gains nothing from them */
+    const int wlim = MASK ? __reduce_max_sync(0xffffffffu, max(rlim[0], rlim[1]) + (FP8 ? 4 : 2) * tq) : kBN;
 #pragma unroll
-    for (int j = 0; j < 16; j++) {
+    for (int b = 0; b < 4; b++) {
+        if (MASK && 32 * b >= wlim) continue; /* one warp-uniform branch a block */
 #pragma unroll
-        for (int e = 0; e < 2; e++) {
-            const int c = 8 * j + 2 * tq + e;
-            float kf = 1.f;
-            if (KIND == KIND_TOKEN) kf = col[c].x;
-            const int kc = FP8 ? flamia_fp8_perm_row(8 * j + e) : 8 * j + e;
+        for (int j = 4 * b; j < 4 * b + 4; j++) {
 #pragma unroll
-            for (int hh = 0; hh < 2; hh++) {
-                float u = sacc[4 * j + 2 * hh + e];
-                if (KIND == KIND_TOKEN) u *= kf;
-                if (MASK) u = kc < rlim[hh] ? u : -INFINITY;
-                sacc[4 * j + 2 * hh + e] = u;
-                if (!IMAX) mxb[hh][j >> 2] = fmaxf(mxb[hh][j >> 2], u);
+            for (int e = 0; e < 2; e++) {
+                const int c = 8 * j + 2 * tq + e;
+                float kf = 1.f;
+                if (KIND == KIND_TOKEN) kf = col[c].x;
+                const int kc = FP8 ? flamia_fp8_perm_row(8 * j + e) : 8 * j + e;
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    float u = sacc[4 * j + 2 * hh + e];
+                    if (KIND == KIND_TOKEN) u *= kf;
+                    if (MASK) u = kc < rlim[hh] ? u : -INFINITY;
+                    sacc[4 * j + 2 * hh + e] = u;
+                    if (!IMAX) mxb[hh][j >> 2] = fmaxf(mxb[hh][j >> 2], u);
+                }
             }
         }
     }
@@ -365,92 +376,102 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
      * the split in the SPLIT kernel (the same value where the direct form is valid; the
      * returned flag says whether it was for this thread's rows). */
 #pragma unroll
-    for (int j = 0; j < 16; j++) {
-        const int b = j >> 2;
-        float pv[4];
+    for (int b = 0; b < 4; b++) {
+        if (MASK && 32 * b >= wlim) { /* a block masked for every row of the warp (above) */
 #pragma unroll
-        for (int e = 0; e < 2; e++) {
-            const int c = 8 * j + 2 * tq + e;
-            float vg = 1.f;
-            if (KIND == KIND_TOKEN) vg = col[c].y;
-#pragma unroll
-            for (int hh = 0; hh < 2; hh++) {
-                const float u = sacc[4 * j + 2 * hh + e];
-                /* numerics.md 3.3: t = fl(u cc), E(t, M'_b) with M'_b the folded frame (an
-                 * integer); the rounded part sees t alone, as in the backward. A masked
-                 * u = -inf gives ex2(-inf) = 0 (the split: 0 by the select). */
-                float t = __fmul_rn(u, cc[hh][b]);
-                /* A masked u = -inf times a factor that underflowed to 0 gave t = NaN: mxfp8's
-                 * cc = 2^eK_b c_i for an all-zero Q block against an all-zero K block (a padded
-                 * document's tail; found by experiments/packed_memory), mxfp8-exact's c_i =
-                 * c 2^eQ_i for an all-zero Q block under a softmax scale below ~2^-23 (bf16's c
-                 * never vanishes; one form serves every kind). Back to -inf by one FMNMX (the
-                 * same number where t is one). */
-                if (MASK) t = fmaxf(t, -INFINITY);
-                float ev;
-                if (SPLIT) {
-                    ev = exp_frame_split(t, Mf[hh][b]);
-                    if (MASK) ev = (u == -INFINITY) ? 0.f : ev;
-                } else {
-                    ev = exp_frame_direct(t, sc[hh][b]);
-                }
-                /* LPV (recipe row_sum = P values, numerics.md 3.4): l adds the rounded values
-                 * P V uses, after the conversion below */
-                if (KIND == KIND_BLOCK) {
-                    if (!LPV) l_run[hh] = fmaf(ev, rvg[hh][b], l_run[hh]);
-                    pv[2 * hh + e] = ev;
-                } else {
-                    if (!LPV) l_run[hh] += ev;
-                    pv[2 * hh + e] = KIND == KIND_TOKEN ? ev * vg : ev;
-                }
+            for (int j = 4 * b; j < 4 * b + 4; j++) {
+                if (FP8) flamia_p_fragment_put(pa, j, 0u, 0u);
+                else pa[4 * (j >> 1) + 2 * (j & 1)] = pa[4 * (j >> 1) + 2 * (j & 1) + 1] = 0u;
             }
+            continue;
         }
-        if (FP8) {
-            /* r0: row g's two codes, r1: row g + 8's; their place in P's A fragment:
-             * flamia_p_fragment_put (sm90_e4m3.cuh) */
-            const uint32_t r0 = flamia_cvt_e4m3x2(pv[0], pv[1]);
-            const uint32_t r1 = flamia_cvt_e4m3x2(pv[2], pv[3]);
-            if (LPV) {
-                /* the codes' values back in FP32 (E4M3 -> F16 -> F32, each exact), times the
-                 * block's 2^-eV_b (mxfp8) or the key's 2^-eV_j (mxfp8-exact: P carries 2^eV_j;
-                 * the reciprocal of a power of two by its bits, 2^127 for vg = 0, whose codes are 0) */
-                float w[2];
 #pragma unroll
-                for (int e = 0; e < 2; e++)
-                    w[e] = KIND == KIND_TOKEN ? __uint_as_float(0x7F000000u - __float_as_uint(col[8 * j + 2 * tq + e].y)) : 0.f;
+        for (int j = 4 * b; j < 4 * b + 4; j++) {
+            float pv[4];
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int c = 8 * j + 2 * tq + e;
+                float vg = 1.f;
+                if (KIND == KIND_TOKEN) vg = col[c].y;
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++) {
-                    const float2 q = lpv_values(hh ? r1 : r0);
-                    if (KIND == KIND_BLOCK) {
-                        l_run[hh] = fmaf(q.x, rvg[hh][b], l_run[hh]);
-                        l_run[hh] = fmaf(q.y, rvg[hh][b], l_run[hh]);
+                    const float u = sacc[4 * j + 2 * hh + e];
+                    /* numerics.md 3.3: t = fl(u cc), E(t, M'_b) with M'_b the folded frame (an
+                     * integer); the rounded part sees t alone, as in the backward. A masked
+                     * u = -inf gives ex2(-inf) = 0 (the split: 0 by the select). */
+                    float t = __fmul_rn(u, cc[hh][b]);
+                    /* A masked u = -inf times a factor that underflowed to 0 gave t = NaN: mxfp8's
+                     * cc = 2^eK_b c_i for an all-zero Q block against an all-zero K block (a padded
+                     * document's tail; found by experiments/packed_memory), mxfp8-exact's c_i =
+                     * c 2^eQ_i for an all-zero Q block under a softmax scale below ~2^-23 (bf16's c
+                     * never vanishes; one form serves every kind). Back to -inf by one FMNMX (the
+                     * same number where t is one). */
+                    if (MASK) t = fmaxf(t, -INFINITY);
+                    float ev;
+                    if (SPLIT) {
+                        ev = exp_frame_split(t, Mf[hh][b]);
+                        if (MASK) ev = (u == -INFINITY) ? 0.f : ev;
                     } else {
-                        l_run[hh] = fmaf(q.x, w[0], l_run[hh]);
-                        l_run[hh] = fmaf(q.y, w[1], l_run[hh]);
+                        ev = exp_frame_direct(t, sc[hh][b]);
+                    }
+                    /* LPV (recipe row_sum = P values, numerics.md 3.4): l adds the rounded values
+                     * P V uses, after the conversion below */
+                    if (KIND == KIND_BLOCK) {
+                        if (!LPV) l_run[hh] = fmaf(ev, rvg[hh][b], l_run[hh]);
+                        pv[2 * hh + e] = ev;
+                    } else {
+                        if (!LPV) l_run[hh] += ev;
+                        pv[2 * hh + e] = KIND == KIND_TOKEN ? ev * vg : ev;
                     }
                 }
             }
-            flamia_p_fragment_put(pa, j, r0, r1);
-            if (DBG) { /* r0: row g, columns c = 8j + 2tq + e (bytes e); r1: row g + 8 */
+            if (FP8) {
+                /* r0: row g's two codes, r1: row g + 8's; their place in P's A fragment:
+                 * flamia_p_fragment_put (sm90_e4m3.cuh) */
+                const uint32_t r0 = flamia_cvt_e4m3x2(pv[0], pv[1]);
+                const uint32_t r1 = flamia_cvt_e4m3x2(pv[2], pv[3]);
+                if (LPV) {
+                    /* the codes' values back in FP32 (E4M3 -> F16 -> F32, each exact), times the
+                     * block's 2^-eV_b (mxfp8) or the key's 2^-eV_j (mxfp8-exact: P carries 2^eV_j;
+                     * the reciprocal of a power of two by its bits, 2^127 for vg = 0, whose codes are 0) */
+                    float w[2];
 #pragma unroll
-                for (int hh = 0; hh < 2; hh++)
+                    for (int e = 0; e < 2; e++)
+                        w[e] = KIND == KIND_TOKEN ? __uint_as_float(0x7F000000u - __float_as_uint(col[8 * j + 2 * tq + e].y)) : 0.f;
 #pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        const int key = n * kBN + flamia_fp8_perm_row(8 * j + 2 * tq + e);
-                        if (dr.code[hh] && key < len && (!causal || key <= qi[hh]))
-                            dr.code[hh][key] = (uint8_t)((hh ? r1 : r0) >> (8 * e));
+                    for (int hh = 0; hh < 2; hh++) {
+                        const float2 q = lpv_values(hh ? r1 : r0);
+                        if (KIND == KIND_BLOCK) {
+                            l_run[hh] = fmaf(q.x, rvg[hh][b], l_run[hh]);
+                            l_run[hh] = fmaf(q.y, rvg[hh][b], l_run[hh]);
+                        } else {
+                            l_run[hh] = fmaf(q.x, w[0], l_run[hh]);
+                            l_run[hh] = fmaf(q.y, w[1], l_run[hh]);
+                        }
+                    }
+                }
+                flamia_p_fragment_put(pa, j, r0, r1);
+                if (DBG) { /* r0: row g, columns c = 8j + 2tq + e (bytes e); r1: row g + 8 */
+#pragma unroll
+                    for (int hh = 0; hh < 2; hh++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const int key = n * kBN + flamia_fp8_perm_row(8 * j + 2 * tq + e);
+                            if (dr.code[hh] && key < len && (!causal || key <= qi[hh]))
+                                dr.code[hh][key] = (uint8_t)((hh ? r1 : r0) >> (8 * e));
+                        }
+                }
+            } else {
+                const int kk = j >> 1, hi = j & 1;
+                pa[4 * kk + 2 * hi] = bf16x2(pv[0], pv[1]);
+                pa[4 * kk + 2 * hi + 1] = bf16x2(pv[2], pv[3]);
+                if (LPV) /* BF16 to FP32 is the bits shifted */
+#pragma unroll
+                    for (int hh = 0; hh < 2; hh++) {
+                        const uint32_t w = pa[4 * kk + 2 * hi + hh];
+                        l_run[hh] += __uint_as_float(w << 16) + __uint_as_float(w & 0xFFFF0000u);
                     }
             }
-        } else {
-            const int kk = j >> 1, hi = j & 1;
-            pa[4 * kk + 2 * hi] = bf16x2(pv[0], pv[1]);
-            pa[4 * kk + 2 * hi + 1] = bf16x2(pv[2], pv[3]);
-            if (LPV) /* BF16 to FP32 is the bits shifted */
-#pragma unroll
-                for (int hh = 0; hh < 2; hh++) {
-                    const uint32_t w = pa[4 * kk + 2 * hi + hh];
-                    l_run[hh] += __uint_as_float(w << 16) + __uint_as_float(w & 0xFFFF0000u);
-                }
         }
     }
     return direct;
@@ -878,6 +899,13 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
     float4 *const osum = (float4 *)(smem + (cw == 0 ? SM::kStg : SM::kO)) + (threadIdx.x & 127);
     uint8_t *const sO = osum_on ? (uint8_t *)(osum - (threadIdx.x & 127)) : smem + SM::kO + cw * (64 * kD * 2);
 
+    /* the TMA stores of O (o_tma) are the bulk groups of the warpgroup's thread 0: it waits for
+     * their reads of the tile before the warpgroup's barrier that frees the tile for reuse, and
+     * for their completion before the CTA exits */
+    const bool o_store_owner = FP8 && p.o_tma && (threadIdx.x & 127) == 0;
+    auto o_store_drain = [&]() {
+        if (o_store_owner) bulk_wait_read_all();
+    };
     int g = 0; /* K / V tiles consumed before this item (ring position) */
     for (int k = 0;; k++) {
         const int qb = k % QB;
@@ -939,6 +967,7 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
          * first flush, after this warpgroup's reads of the previous item's epilogue tile */
         auto flush = [&]() {
             if (nflush == 0) {
+                o_store_drain(); /* the previous item's TMA stores have read the tile */
                 bar_named(4 + cw, 128);
 #pragma unroll
                 for (int i = 0; i < 16; i++)
@@ -1078,28 +1107,42 @@ __device__ __forceinline__ void fwd_body(const FwdMaps &maps, const Params &p, c
                     const float4 v = osum_fold(osum[128 * i], fs, oacc, i);
                     oacc[4 * i] = v.x, oacc[4 * i + 1] = v.y, oacc[4 * i + 2] = v.z, oacc[4 * i + 3] = v.w;
                 }
+            o_store_drain(); /* the previous item's TMA stores have read the tile */
             bar_named(4 + cw, 128); /* this warpgroup's reads of the previous item's tile (and of osum) are done */
             const int mk = lane >> 3, mrow = (warp & 3) * 16 + (mk & 1) * 8 + (lane & 7);
+            /* the tile as two 64-column panels of 64 rows x 128 bytes, 16-byte chunks swizzled by
+             * the row (TMA's 128-byte swizzle) */
 #pragma unroll
             for (int j = 0; j < 16; j += 2) { /* matrices (chunk j, rows g), (j, g + 8), (j + 1, g), (j + 1, g + 8) */
                 const int chunk = j + (mk >> 1);
-                stmatrix_x4(smem_u32(sO + mrow * 256 + ((chunk ^ (mrow & 7)) << 4)),
+                stmatrix_x4(smem_u32(sO + (chunk >> 3) * 8192 + mrow * 128 + (((chunk & 7) ^ (mrow & 7)) << 4)),
                             bf16x2(oacc[4 * j] * il[0], oacc[4 * j + 1] * il[0]),
                             bf16x2(oacc[4 * j + 2] * il[1], oacc[4 * j + 3] * il[1]),
                             bf16x2(oacc[4 * j + 4] * il[0], oacc[4 * j + 5] * il[0]),
                             bf16x2(oacc[4 * j + 6] * il[1], oacc[4 * j + 7] * il[1]));
             }
+            const bool o_full = p.o_tma && q0 + cw * 64 + 64 <= len; /* all 64 rows in the document */
+            if (o_full) fence_proxy_async(); /* stmatrix's writes -> the TMA store's reads */
             bar_named(4 + cw, 128);
             const int t = threadIdx.x & 127;
+            if (o_full) {
+                if (t == 0) {
+                    tma_store_2d(&maps.o, smem_u32(sO), h * kD, ds + q0 + cw * 64);
+                    tma_store_2d(&maps.o, smem_u32(sO + 8192), h * kD + 64, ds + q0 + cw * 64);
+                    bulk_commit_group();
+                }
+            } else {
 #pragma unroll
-            for (int i = 0; i < 8; i++) {
-                const int id = t + 128 * i, r = id >> 4, c = id & 15, q = q0 + cw * 64 + r;
-                if (q < len)
-                    *(uint4 *)(p.o + ((size_t)(ds + q) * p.Hq + h) * kD + c * 8) =
-                        *(const uint4 *)(sO + r * 256 + ((c ^ (r & 7)) << 4));
+                for (int i = 0; i < 8; i++) {
+                    const int id = t + 128 * i, r = id >> 4, c = id & 15, q = q0 + cw * 64 + r;
+                    if (q < len)
+                        *(uint4 *)(p.o + ((size_t)(ds + q) * p.Hq + h) * kD + c * 8) =
+                            *(const uint4 *)(sO + (c >> 3) * 8192 + r * 128 + (((c & 7) ^ (r & 7)) << 4));
+                }
             }
         }
     }
+    if (o_store_owner) bulk_wait_all();
     if (PP && cw == 0) bar_named(1, 256); /* warpgroup 1's last turn arrival */
 }
 
@@ -1192,6 +1235,21 @@ int flamia_fwd_pingpong = 1;
 
 /* Kernel parameters and the tensor maps (V^T, K, Q) of a validated problem (FP8 kinds: TMA
  * when the driver entry point is there and flamia_fwd_use_tma is on). */
+/* BF16 O [T][row_elems] (all query heads' 128-element rows of a token) as 2-D for the
+ * epilogue's TMA stores: boxes of 64 columns (128 bytes) x 64 rows, 128-byte swizzle. False
+ * when the driver cannot encode it or O is not 16-byte aligned. */
+static bool flamia_tma_o_rows(CUtensorMap *map, uint16_t *base, int T, int row_elems) {
+    flamia_encode_tiled_fn enc = flamia_encode_tiled();
+    if (!enc || ((uintptr_t)base & 15)) return false;
+    const cuuint64_t dims[2] = {(cuuint64_t)row_elems, (cuuint64_t)T};
+    const cuuint64_t strides[1] = {(cuuint64_t)row_elems * 2};
+    const cuuint32_t box[2] = {64, 64};
+    const cuuint32_t estr[2] = {1, 1};
+    return enc(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,
                       flamia_fwd::Params &prm, flamia_fwd::FwdMaps &map) {
     using namespace flamia_fwd;
@@ -1225,6 +1283,7 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
         prm.use_tma = flamia_tma_transposed_codes(&map.vt, ws + L.vt_codes, L.t_vpad, kD, P->heads_kv, kBN) &&
                       flamia_tma_perm_rows(&map.k, ws + L.k_codes, P->total_tokens, P->heads_kv * kD, 1) &&
                       flamia_tma_rows(&map.q, ws + L.q_codes, P->total_tokens, P->heads_q * kD);
+    prm.o_tma = prm.use_tma && o && flamia_tma_o_rows(&map.o, o, P->total_tokens, P->heads_q * kD);
     prm.o_flush = 0; /* flamia_cuda_set_o_sum_interval admits 0 and 2..64 powers of two; the dev harness sets it directly */
     const int o_flush = __atomic_load_n(&flamia_fwd_o_flush, __ATOMIC_RELAXED);
     for (int f = 2; f <= o_flush && f <= 64; f <<= 1) prm.o_flush = f;
