@@ -1,4 +1,6 @@
 #!/bin/bash
+# Ran (seventy-fourth session): `FLAMIA_GIT_COMMIT=04a1991 CALL_S=510 bash dev/sessions/seventy-third.sh lean ratios`
+# on an H100 (224 s; dev/logs/seventy-fourth_*): v131 met the rule and was promoted (af207b3).
 # Seventy-third session. The seventy-second session's steps (dev/sessions/seventy-second.sh), with
 # the variants' binaries carried packed: build-carry, .whl and build-v129 + build-v130 +
 # dev/forward/bin together passed the 64 MiB carry limit, so `sh dev/pack_carry.sh build-v129
