@@ -525,10 +525,8 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                         pv[2 * hh + e] = P * (e ? pvf.y : pvf.x);
                     }
                 }
-                /* k-step kk = j >> 1 (columns 16kk..16kk+15 = rows c of the F16 dO tile):
-                 * regs (row g, cols 2tq..) (row g+8, ..) (row g, 8+2tq..) (row g+8, ..) */
-                pa[4 * (j >> 1) + 2 * (j & 1)] = f16x2(pv[0], pv[1]);
-                pa[4 * (j >> 1) + 2 * (j & 1) + 1] = f16x2(pv[2], pv[3]);
+                /* k-step j >> 1: columns 16 (j >> 1).. = rows c of the F16 dO tile */
+                flamia_p16_fragment_put(pa, j, f16x2(pv[0], pv[1]), f16x2(pv[2], pv[3]));
             }
             };
             /* the warpgroup's 64 keys and the sub-step's 64 queries all valid and, when causal,

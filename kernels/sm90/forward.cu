@@ -381,7 +381,7 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
 #pragma unroll
             for (int j = 4 * b; j < 4 * b + 4; j++) {
                 if (FP8) flamia_p_fragment_put(pa, j, 0u, 0u);
-                else pa[4 * (j >> 1) + 2 * (j & 1)] = pa[4 * (j >> 1) + 2 * (j & 1) + 1] = 0u;
+                else flamia_p16_fragment_put(pa, j, 0u, 0u);
             }
             continue;
         }
@@ -462,13 +462,12 @@ __device__ __forceinline__ bool softmax_tile(float (&sacc)[64], uint32_t (&pa)[P
                         }
                 }
             } else {
-                const int kk = j >> 1, hi = j & 1;
-                pa[4 * kk + 2 * hi] = bf16x2(pv[0], pv[1]);
-                pa[4 * kk + 2 * hi + 1] = bf16x2(pv[2], pv[3]);
+                const uint32_t r[2] = {bf16x2(pv[0], pv[1]), bf16x2(pv[2], pv[3])};
+                flamia_p16_fragment_put(pa, j, r[0], r[1]);
                 if (LPV) /* BF16 to FP32 is the bits shifted */
 #pragma unroll
                     for (int hh = 0; hh < 2; hh++) {
-                        const uint32_t w = pa[4 * kk + 2 * hi + hh];
+                        const uint32_t w = r[hh];
                         l_run[hh] += __uint_as_float(w << 16) + __uint_as_float(w & 0xFFFF0000u);
                     }
             }

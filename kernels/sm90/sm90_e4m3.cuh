@@ -38,6 +38,14 @@ __device__ __forceinline__ void flamia_p_fragment_put(uint32_t (&pa)[N], int j, 
     }
 }
 
+/* The same for a 16-bit (BF16 / F16) P: column pair j fills one whole register of each row,
+ * k-step j >> 1, (row g, cols 2t..) (row g + 8, ..) (row g, 8 + 2t..) (row g + 8, ..). */
+template <int N>
+__device__ __forceinline__ void flamia_p16_fragment_put(uint32_t (&pa)[N], int j, uint32_t r0, uint32_t r1) {
+    pa[4 * (j >> 1) + 2 * (j & 1)] = r0;
+    pa[4 * (j >> 1) + 2 * (j & 1) + 1] = r1;
+}
+
 /* Two E4M3 codes (low byte a) times 2^-s, re-encoded: the factor comes as a pair of F16
  * values from flamia_f16x2_pow2_neg(s). The product is exact in F16 wherever E4M3 can hold
  * anything but 0 (E4M3 values have 4 significant bits; below F16's normal range, 2^-14, E4M3
