@@ -5,7 +5,7 @@
 # sm_90a. Thirty-fifth session (docs/hopper-port.md, Next steps).
 # Usage (repo root): sh dev/sass_here.sh SOURCE.cu FUNCTION_SUBSTRING OUT.sass
 #   e.g. sh dev/sass_here.sh kernels/sm90/forward.cu \
-#        _ZN10flamia_fwd10fwd_kernelILi1ELi3ELb1ELb0ELb0EEEvNS_7FwdMapsENS_6ParamsE /tmp/fwd.sass
+#        _ZN10flamia_fwd10fwd_kernelILi1ELi3ELb1ELb0ELb0ELb0EEEvNS_7FwdMapsENS_6ParamsE /tmp/fwd.sass
 #   then python3 dev/sass_hist.py /tmp/fwd.sass [/tmp/other.sass] for the instruction mix.
 #   SASS_FLAGS="-DNAME=VALUE ..." adds nvcc flags (a compile-time switch's other setting).
 set -e
