@@ -1234,23 +1234,8 @@ int flamia_fwd_o_flush = FLAMIA_SM90_FWD_O_FLUSH;
 int flamia_fwd_pingpong = 1;
 #define FWD_HAS_PINGPONG 1
 
-/* Kernel parameters and the tensor maps (V^T, K, Q) of a validated problem (FP8 kinds: TMA
+/* Kernel parameters and the tensor maps (V^T, K, Q, O) of a validated problem (FP8 kinds: TMA
  * when the driver entry point is there and flamia_fwd_use_tma is on). */
-/* BF16 O [T][row_elems] (all query heads' 128-element rows of a token) as 2-D for the
- * epilogue's TMA stores: boxes of 64 columns (128 bytes) x 64 rows, 128-byte swizzle. False
- * when the driver cannot encode it or O is not 16-byte aligned. */
-static bool flamia_tma_o_rows(CUtensorMap *map, uint16_t *base, int T, int row_elems) {
-    flamia_encode_tiled_fn enc = flamia_encode_tiled();
-    if (!enc || ((uintptr_t)base & 15)) return false;
-    const cuuint64_t dims[2] = {(cuuint64_t)row_elems, (cuuint64_t)T};
-    const cuuint64_t strides[1] = {(cuuint64_t)row_elems * 2};
-    const cuuint32_t box[2] = {64, 64};
-    const cuuint32_t estr[2] = {1, 1};
-    return enc(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
 static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint16_t *o, float *lse,
                       flamia_fwd::Params &prm, flamia_fwd::FwdMaps &map) {
     using namespace flamia_fwd;
@@ -1284,7 +1269,8 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
         prm.use_tma = flamia_tma_transposed_codes(&map.vt, ws + L.vt_codes, L.t_vpad, kD, P->heads_kv, kBN) &&
                       flamia_tma_perm_rows(&map.k, ws + L.k_codes, P->total_tokens, P->heads_kv * kD, 1) &&
                       flamia_tma_rows(&map.q, ws + L.q_codes, P->total_tokens, P->heads_q * kD);
-    prm.o_tma = prm.use_tma && o && flamia_tma_o_rows(&map.o, o, P->total_tokens, P->heads_q * kD);
+    /* O's BF16 rows for the epilogue's TMA stores (64-row boxes); off where O is not 16-byte aligned */
+    prm.o_tma = prm.use_tma && o && !((uintptr_t)o & 15) && flamia_tma_rows(&map.o, o, P->total_tokens, P->heads_q * kD, 2, 64);
     prm.o_flush = 0; /* flamia_cuda_set_o_sum_interval admits 0 and 2..64 powers of two; the dev harness sets it directly */
     const int o_flush = __atomic_load_n(&flamia_fwd_o_flush, __ATOMIC_RELAXED);
     for (int f = 2; f <= o_flush && f <= 64; f <<= 1) prm.o_flush = f;

@@ -46,18 +46,22 @@ static inline bool flamia_tma_transposed_codes(CUtensorMap *map, void *base, int
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/* Rows of `row_bytes` E4M3 codes (all heads' 128-byte rows of a token), [T][row_bytes], as
- * 2-D: a box of 128 B x 128 rows at (128 h, first token) is a 128-row tile in natural order,
- * 128-byte swizzled (sw128); rows past T are zero-filled. The forward's Q tiles use it. */
-static inline bool flamia_tma_rows(CUtensorMap *map, const void *base, int T, int row_bytes) {
+/* Rows of `row_elems` elements of `esize` bytes (E4M3 codes: 1; BF16: 2) forming all heads'
+ * 128-element rows of a token, [T][row_elems], as 2-D: a box of 128 B x box_rows rows at
+ * (128 h [+ 64 for a BF16 row's second panel], first token) is a tile in natural order,
+ * 128-byte swizzled (sw128); rows past T are zero-filled on loads and skipped on stores. The
+ * forward's Q tiles (codes, 128 rows) and its epilogue's O stores (BF16, 64 rows) use it. */
+static inline bool flamia_tma_rows(CUtensorMap *map, const void *base, int T, int row_elems, int esize = 1,
+                                   int box_rows = 128) {
     flamia_encode_tiled_fn enc = flamia_encode_tiled();
     if (!enc) return false;
-    const cuuint64_t dims[2] = {(cuuint64_t)row_bytes, (cuuint64_t)T};
-    const cuuint64_t strides[1] = {(cuuint64_t)row_bytes};
-    const cuuint32_t box[2] = {128, 128};
+    const cuuint64_t dims[2] = {(cuuint64_t)row_elems, (cuuint64_t)T};
+    const cuuint64_t strides[1] = {(cuuint64_t)row_elems * esize};
+    const cuuint32_t box[2] = {(cuuint32_t)(128 / esize), (cuuint32_t)box_rows};
     const cuuint32_t estr[2] = {1, 1};
-    return enc(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void *>(base), dims, strides, box, estr,
-               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+    return enc(map, esize == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+               const_cast<void *>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
