@@ -43,19 +43,8 @@ if [[ " $steps " == *" record "* ]]; then
   fi
 fi
 if [[ " $steps " == *" v132 "* ]]; then
-  BINS="check_forward check_v132_epilogue_under_pv"
-  CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh $BINS \
-    > $OUT/v132_timing.log 2>&1
-  echo "timing done ($(dev_elapsed) s)"
+  dev_forward_lean v132 $PWD/build-v132 check_forward check_v132_epilogue_under_pv
   grep "^mxfp8 " $OUT/v132_timing.log
-  if [ $(left) -gt 120 ]; then
-    WORKLOADS="rand3000:1 4 2 1" bash dev/forward/compare.sh $BINS 2>&1 | grep -v "^mxfp8 " > $OUT/v132_checks.log
-    grep -cE "PASS" $OUT/v132_checks.log | sed 's/^/PASS lines: /'
-    grep -E "FAIL|DIFFERS" $OUT/v132_checks.log | cut -c1-200
-    grep -c "same bytes" $OUT/v132_checks.log | sed 's/^/same-bytes lines: /'
-    echo "checks done ($(dev_elapsed) s)"
-  fi
-  [ $(left) -gt 60 ] && dev_forward_tests_on $PWD/build-v132 $OUT/logs/v132
 fi
 [ -d $OUT/logs ] && (cd $OUT && tar -czf logs.tgz logs && rm -rf logs)
 echo "done ($(dev_elapsed) s)"

@@ -19,16 +19,8 @@ dev_unpack_carry
 rest=$(for a in "$@"; do [ "$a" = lean ] || echo -n "$a "; done)
 if [[ " $* " == *" lean "* ]]; then
   dev_carry
-  BINS="check_forward check_v129_masked_blocks_skip check_v130_o_tma_store check_v131_skip_and_tma_store"
-  CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh $BINS \
-    > $OUT/lean_timing.log 2>&1
-  echo "timing done ($(dev_elapsed) s)"
-  WORKLOADS="rand3000:1 4 2 1" bash dev/forward/compare.sh $BINS 2>&1 | grep -v "^mxfp8 " > $OUT/lean_checks.log
-  grep -cE "PASS" $OUT/lean_checks.log | sed 's/^/PASS lines: /'
-  grep -E "FAIL|DIFFERS" $OUT/lean_checks.log | cut -c1-200
-  grep -c "same bytes" $OUT/lean_checks.log | sed 's/^/same-bytes lines: /'
-  echo "checks done ($(dev_elapsed) s)"
-  dev_forward_tests_on $PWD/build-v131 $OUT/logs
+  dev_forward_lean lean $PWD/build-v131 check_forward check_v129_masked_blocks_skip check_v130_o_tma_store \
+    check_v131_skip_and_tma_store
   (cd $OUT && tar -czf lean_logs.tgz logs && rm -rf logs)
   echo "== timing ($(dev_elapsed) s)"
   cat $OUT/lean_timing.log
