@@ -1,0 +1,276 @@
+/*
+ * item_sketch.cu - timing skeleton (seventy-sixth session): does giving each consumer warpgroup its
+ * own work items hide the forward's item boundary?
+ *
+ * Today both consumer warpgroups of a CTA take the same item (64 query rows each of one 128-row
+ * tile), so their item boundaries (the first tile's S alone and its softmax with nothing under it,
+ * the last P V's wait, the epilogue) fall together and the tensor cores idle through both. ncu put
+ * that boundary at ~18 % of the consumers' stall samples at 16x4096 and ~49 % at 64x1024 (perf-notes
+ * "Forward kernel", seventy-sixth session), and taking instructions off it (v129, v132) bought
+ * nothing. With items of their own (FA3's arrangement), one warpgroup's boundary could run under the
+ * other's key loop, at the price of a K / V ring a warpgroup (twice the shared memory a stage, so
+ * fewer stages) and, with the ping-pong's strict turns kept, a partner that still waits a turn.
+ *
+ * The loop and its element-wise body are dev/forward/s256_sketch's at 128 keys a tile (S(n+1) issued
+ * with P(n) V(n), the softmax under that P V); this adds the item boundary in outline: items of
+ * varying length (1 .. NT tiles of 128 keys, the causal triangle's mix), the first tile's S alone,
+ * the last P V waited for, then the epilogue: the rows' l by two shuffles, 1 / l, O as BF16 pairs
+ * into the warpgroup's 16 KB tile in shared memory, a warpgroup barrier, the tile to global memory
+ * by 16-byte stores, and the barrier again. Left out: the mask, Q's loads, the O sum, the frames'
+ * checks. The inputs are bounded random E4M3 codes and the results are meaningless; only the times
+ * are read.
+ *
+ * Variants: shared items (today: one ring, both warpgroups release each stage) or own items (a ring
+ * a warpgroup, streamed by its own producer thread; warpgroup 1's item lengths are warpgroup 0's
+ * shifted by half a period, so the boundaries do not coincide), 2 or 3 stages a ring, the ping-pong
+ * on or off (3 stages a ring do not fit beside the O tiles when each warpgroup has its own: 240 KB). Every variant does the same tiles: NT * items of each length's period a warpgroup.
+ *
+ * Usage: item_sketch [NT = 32] [periods = 2]: each CTA's warpgroups take periods x NT items each of
+ * lengths 1 .. NT tiles (NT = 32: 4,096-token documents' mix; 8: 1,024), on one CTA an SM; 2 warm-up
+ * launches, the median of 10; TFLOP/s counted as the forward does (4 x 64 rows x 128 keys x 128 a
+ * warpgroup's tile). Registers without a GPU: sh dev/forward/item_sketch/regs.sh.
+ */
+#define S256_NO_MAIN
+#include "../s256_sketch/s256_sketch.cu"
+
+#include <cuda_bf16.h>
+
+constexpr int kTileBytes = Cfg<128>::STAGE; /* K [128][128 B] then V^T [128][128 B] */
+constexpr int kOTile = 64 * 128 * 2;        /* a warpgroup's O tile, BF16 */
+
+/* item i's length in tiles for warpgroup cw: 1 .. NT over each period of NT items (13 is prime to
+ * 8 and 32); own items shift warpgroup 1 by half a period */
+__host__ __device__ inline int item_len(int i, int cw, int nt, bool own) {
+    return 1 + ((i + (own && cw == 1 ? nt / 2 : 0)) * 13) % nt;
+}
+
+template <bool OWN, int S, bool PP>
+__global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict__ src, int nsrc, int nt, int items,
+                                                      uint8_t *out) {
+    using C = Cfg<128>;
+    constexpr int RINGS = OWN ? 2 : 1;
+    extern __shared__ __align__(1024) uint8_t smem[];
+    uint8_t *const sQ = smem, *const sStg = smem + 16384;
+    uint8_t *const sO = sStg + RINGS * S * kTileBytes;
+    float2 *const sCol = (float2 *)(sO + 2 * kOTile);
+    uint64_t *const sFull = (uint64_t *)(sCol + RINGS * S * C::NB), *const sEmpty = sFull + RINGS * S;
+    const int wg = threadIdx.x / 128, tid = threadIdx.x & 127;
+    if (threadIdx.x == 0)
+        for (int s = 0; s < RINGS * S; s++) {
+            mbar_init(smem_u32(&sFull[s]), 1);
+            mbar_init(smem_u32(&sEmpty[s]), OWN ? 128 : 256);
+        }
+    for (int i = threadIdx.x; i < 16384 / 4; i += blockDim.x) /* E4M3 codes of +-0.5..0.94 */
+        ((uint32_t *)sQ)[i] = 0x30303030u | ((i * 2654435761u) & 0x87078707u);
+    for (int i = threadIdx.x; i < RINGS * S * C::NB; i += blockDim.x) sCol[i] = make_float2(0.25f + 0.001f * i, 0.5f);
+    fence_proxy_async();
+    __syncthreads();
+    int total = 0; /* tiles a warpgroup (the same for both: each takes every length of the period) */
+    for (int i = 0; i < items; i++) total += item_len(i, 0, nt, OWN);
+    if (wg == 0) {
+        setmaxnreg_dec<24>();
+        const int ring = tid / 32; /* warp r streams ring r */
+        if ((tid & 31) == 0 && ring < RINGS) {
+            uint8_t *const stg = sStg + ring * S * kTileBytes;
+            uint64_t *const full = sFull + ring * S, *const empty = sEmpty + ring * S;
+            for (int g = 0; g < total; g++) {
+                const int s = g % S;
+                if (g >= S) mbar_wait(smem_u32(&empty[s]), (uint32_t)(((g / S) - 1) & 1));
+                mbar_expect_tx(smem_u32(&full[s]), kTileBytes);
+                bulk_load(smem_u32(stg + s * kTileBytes),
+                          src + (size_t)((blockIdx.x * 7 + g + 3 * ring) % nsrc) * kTileBytes, kTileBytes,
+                          smem_u32(&full[s]));
+            }
+        }
+        return;
+    }
+    setmaxnreg_inc<240>();
+    const int cw = wg - 1, ring = OWN ? cw : 0;
+    const int warp = tid / 32, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+    const uint32_t sQa = smem_u32(sQ) + cw * 8192;
+    uint8_t *const stg = sStg + ring * S * kTileBytes;
+    uint64_t *const full = sFull + ring * S, *const empty = sEmpty + ring * S;
+    float2 *const col = sCol + ring * S * C::NB;
+    uint8_t *const oTile = sO + cw * kOTile;
+    uint8_t *const oOut = out + (size_t)(blockIdx.x * 2 + cw) * kOTile;
+    auto stageK = [&](int s) { return smem_u32(stg + s * kTileBytes); };
+    auto stageV = [&](int s) { return smem_u32(stg + s * kTileBytes + 128 * 128); };
+    auto full_wait = [&](int g) { mbar_wait(smem_u32(&full[g % S]), (uint32_t)((g / S) & 1)); };
+    auto release = [&](int g) { mbar_arrive(smem_u32(&empty[g % S])); };
+    auto sched_wait = [&]() {
+        if (PP) bar_named(1 + cw, 256);
+    };
+    auto sched_done = [&]() {
+        if (PP) bar_named_arrive(1 + (1 - cw), 256);
+    };
+    if (PP && cw == 1) bar_named_arrive(1, 256);
+    const float crow[2] = {0.1275f * (1.f + 0.01f * (tid & 7)), 0.1275f};
+    int g = 0;
+    for (int item = 0; item < items; item++) {
+        const int ntiles = item_len(item, cw, nt, OWN);
+        float oacc[64];
+#pragma unroll
+        for (int i = 0; i < 64; i++) oacc[i] = 0.f;
+        float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f}, fo[2];
+        float sacc[C::NACC];
+        uint32_t pa[C::NP], pb[C::NP];
+        /* first tile: S alone, its softmax with nothing under it */
+        full_wait(g);
+        sched_wait();
+        wgmma_fence();
+        issue_qk<128>(sacc, sQa, stageK(g % S));
+        wgmma_commit();
+        sched_done();
+        wgmma_wait<0>();
+        reg_fence(sacc);
+        softmax<128>(sacc, pa, m_run, l_run, fo, crow, col + (g % S) * C::NB);
+        auto rescale = [&]() {
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++)
+                if (fo[hh] != 1.f)
+#pragma unroll
+                    for (int j = 0; j < 16; j++) {
+                        oacc[4 * j + 2 * hh] *= fo[hh];
+                        oacc[4 * j + 2 * hh + 1] *= fo[hh];
+                    }
+        };
+        auto step = [&](int it, uint32_t(&pc)[C::NP], uint32_t(&pn)[C::NP]) {
+            const int gt = g + it;
+            full_wait(gt);
+            reg_fence(pc);
+            reg_fence(oacc);
+            sched_wait();
+            wgmma_fence();
+            issue_qk<128>(sacc, sQa, stageK(gt % S));
+            wgmma_commit();
+            issue_pv<128>(oacc, pc, stageV((gt - 1) % S));
+            wgmma_commit();
+            sched_done();
+            wgmma_wait<1>();
+            reg_fence(sacc);
+            softmax<128>(sacc, pn, m_run, l_run, fo, crow, col + (gt % S) * C::NB);
+            wgmma_wait<0>();
+            reg_fence(oacc);
+            reg_fence(pc);
+            release(gt - 1);
+            rescale();
+        };
+        int it = 1;
+        for (; it + 1 < ntiles; it += 2) {
+            step(it, pa, pb);
+            step(it + 1, pb, pa);
+        }
+        if (it < ntiles) step(it++, pa, pb);
+        auto last_pv = [&](uint32_t(&pl)[C::NP]) {
+            reg_fence(pl);
+            reg_fence(oacc);
+            sched_wait();
+            wgmma_fence();
+            issue_pv<128>(oacc, pl, stageV((g + ntiles - 1) % S));
+            wgmma_commit();
+            sched_done();
+            wgmma_wait<0>();
+            reg_fence(oacc);
+            release(g + ntiles - 1);
+        };
+        if ((ntiles & 1) == 0) /* the last tile's P: odd tiles' in pb */
+            last_pv(pb);
+        else
+            last_pv(pa);
+        g += ntiles;
+        /* epilogue: the rows' l over the quad, 1 / l, O as BF16 into the tile, the tile out */
+        float inv[2];
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            float l = l_run[hh];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            inv[hh] = 1.f / l;
+        }
+        bar_named(4 + cw, 128); /* the previous item's tile has been read */
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++) {
+                const int row = warp * 16 + gq + 8 * hh, c = 8 * j + 2 * tq;
+                const __nv_bfloat162 v = __floats2bfloat162_rn(oacc[4 * j + 2 * hh] * inv[hh], oacc[4 * j + 2 * hh + 1] * inv[hh]);
+                *(__nv_bfloat162 *)(oTile + (row * 128 + c) * 2) = v;
+            }
+        bar_named(4 + cw, 128);
+#pragma unroll
+        for (int i = 0; i < 8; i++) ((int4 *)oOut)[i * 128 + tid] = ((const int4 *)oTile)[i * 128 + tid];
+    }
+}
+
+#ifndef ITEM_SKETCH_NO_MAIN
+#define CK(x)                                                                                   \
+    do {                                                                                        \
+        cudaError_t e_ = (x);                                                                   \
+        if (e_ != cudaSuccess) {                                                                \
+            printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));          \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+template <bool OWN, int S, bool PP>
+static void run_items(const char *name, const uint8_t *src, int nsrc, int nt, int items, uint8_t *out, int sms) {
+    constexpr int RINGS = OWN ? 2 : 1;
+    const size_t smem = 16384 + (size_t)RINGS * S * kTileBytes + 2 * kOTile + RINGS * S * Cfg<128>::NB * 8 +
+                        2 * RINGS * S * 8;
+    auto k = item_sketch<OWN, S, PP>;
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<float> ms;
+    for (int r = 0; r < 12; r++) {
+        CK(cudaEventRecord(a));
+        k<<<sms, 384, smem>>>(src, nsrc, nt, items, out);
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float t;
+        CK(cudaEventElapsedTime(&t, a, b));
+        if (r >= 2) ms.push_back(t);
+    }
+    CK(cudaGetLastError());
+    std::sort(ms.begin(), ms.end());
+    const double med = 0.5 * (ms[4] + ms[5]);
+    long tiles = 0;
+    for (int i = 0; i < items; i++) tiles += item_len(i, 0, nt, OWN);
+    const double flop = 4.0 * 64 * 128 * 128 * (double)tiles * 2 * sms;
+    printf("| %-34s | %2d | %s | %d | %3s | %6.1f KB | %8.3f | %6.0f |\n", name, nt, OWN ? "own   " : "shared", S,
+           PP ? "on" : "off", smem / 1024.0, med, flop / med * 1e-9);
+}
+
+int main(int argc, char **argv) {
+    const int nt = argc > 1 ? atoi(argv[1]) : 32, periods = argc > 2 ? atoi(argv[2]) : 2;
+    if (nt < 2 || nt % 2 || periods < 1) {
+        printf("usage: item_sketch [NT: an even count >= 2] [periods >= 1]\n");
+        return 2;
+    }
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9) {
+        printf("item_sketch: no sm_90 GPU\n");
+        return 77;
+    }
+    const int sms = prop.multiProcessorCount, items = periods * nt;
+    const int nsrc = 128; /* source tiles of 32 KB, 4 MB: L2-resident, as the forward's K / V mostly are */
+    const size_t bytes = (size_t)nsrc * kTileBytes;
+    std::vector<uint8_t> h(bytes);
+    for (size_t i = 0; i < bytes; i++) h[i] = (uint8_t)((((i * 2654435761u) >> 13) & 0x37) | ((i * 40503u) & 0x80));
+    uint8_t *src, *out;
+    CK(cudaMalloc(&src, bytes));
+    CK(cudaMalloc(&out, (size_t)sms * 2 * kOTile));
+    CK(cudaMemcpy(src, h.data(), bytes, cudaMemcpyHostToDevice));
+    printf("%s, %d SMs; %d items a warpgroup of 1..%d tiles of 128 keys (ms: median of 10 launches)\n", prop.name, sms,
+           items, nt);
+    printf("| variant | NT | items | stages | ping-pong | smem | ms | TFLOP/s |\n|---|---|---|---|---|---|---|---|\n");
+    run_items<false, 3, true>("today: shared items, 3 stages", src, nsrc, nt, items, out, sms);
+    run_items<false, 2, true>("shared items, 2 stages", src, nsrc, nt, items, out, sms);
+    run_items<false, 3, false>("shared items, free-running", src, nsrc, nt, items, out, sms);
+    run_items<true, 2, true>("own items, 2 stages a ring", src, nsrc, nt, items, out, sms);
+    run_items<true, 2, false>("own items, free-running", src, nsrc, nt, items, out, sms);
+    run_items<false, 3, true>("today again (drift check)", src, nsrc, nt, items, out, sms);
+    return 0;
+}
+#endif
