@@ -11,7 +11,7 @@
  * other's key loop, at the price of a K / V ring a warpgroup (twice the shared memory a stage, so
  * fewer stages) and, with the ping-pong's strict turns kept, a partner that still waits a turn.
  *
- * The loop and its element-wise body are dev/forward/s256_sketch's at 128 keys a tile (S(n+1) issued
+ * The loop and its element-wise body are dev/forward/s256_sketch's (sketch_loop.cuh) at 128 keys a tile (S(n+1) issued
  * with P(n) V(n), the softmax under that P V); this adds the item boundary in outline: items of
  * varying length (1 .. NT tiles of 128 keys, the causal triangle's mix), the first tile's S alone,
  * the last P V waited for, then the epilogue: the rows' l by two shuffles, 1 / l, O as BF16 pairs
@@ -30,10 +30,10 @@
  * launches, the median of 10; TFLOP/s counted as the forward does (4 x 64 rows x 128 keys x 128 a
  * warpgroup's tile). Registers without a GPU: sh dev/forward/item_sketch/regs.sh.
  */
-#define S256_NO_MAIN
-#include "../s256_sketch/s256_sketch.cu"
-
 #include <cuda_bf16.h>
+
+#include "sketch_loop.cuh"
+#include "sketch_timing.h"
 
 constexpr int kTileBytes = Cfg<128>::STAGE; /* K [128][128 B] then V^T [128][128 B] */
 constexpr int kOTile = 64 * 128 * 2;        /* a warpgroup's O tile, BF16 */
@@ -88,95 +88,17 @@ __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict_
     const int cw = wg - 1, ring = OWN ? cw : 0;
     const int warp = tid / 32, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
     const uint32_t sQa = smem_u32(sQ) + cw * 8192;
-    uint8_t *const stg = sStg + ring * S * kTileBytes;
-    uint64_t *const full = sFull + ring * S, *const empty = sEmpty + ring * S;
-    float2 *const col = sCol + ring * S * C::NB;
+    const SketchRing<128, S> kv = {sStg + ring * S * kTileBytes, sFull + ring * S, sEmpty + ring * S,
+                                   sCol + ring * S * C::NB};
     uint8_t *const oTile = sO + cw * kOTile;
     uint8_t *const oOut = out + (size_t)(blockIdx.x * 2 + cw) * kOTile;
-    auto stageK = [&](int s) { return smem_u32(stg + s * kTileBytes); };
-    auto stageV = [&](int s) { return smem_u32(stg + s * kTileBytes + 128 * 128); };
-    auto full_wait = [&](int g) { mbar_wait(smem_u32(&full[g % S]), (uint32_t)((g / S) & 1)); };
-    auto release = [&](int g) { mbar_arrive(smem_u32(&empty[g % S])); };
-    auto sched_wait = [&]() {
-        if (PP) bar_named(1 + cw, 256);
-    };
-    auto sched_done = [&]() {
-        if (PP) bar_named_arrive(1 + (1 - cw), 256);
-    };
     if (PP && cw == 1) bar_named_arrive(1, 256);
     const float crow[2] = {0.1275f * (1.f + 0.01f * (tid & 7)), 0.1275f};
     int g = 0;
     for (int item = 0; item < items; item++) {
         const int ntiles = item_len(item, cw, nt, OWN);
-        float oacc[64];
-#pragma unroll
-        for (int i = 0; i < 64; i++) oacc[i] = 0.f;
-        float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f}, fo[2];
-        float sacc[C::NACC];
-        uint32_t pa[C::NP], pb[C::NP];
-        /* first tile: S alone, its softmax with nothing under it */
-        full_wait(g);
-        sched_wait();
-        wgmma_fence();
-        issue_qk<128>(sacc, sQa, stageK(g % S));
-        wgmma_commit();
-        sched_done();
-        wgmma_wait<0>();
-        reg_fence(sacc);
-        softmax<128>(sacc, pa, m_run, l_run, fo, crow, col + (g % S) * C::NB);
-        auto rescale = [&]() {
-#pragma unroll
-            for (int hh = 0; hh < 2; hh++)
-                if (fo[hh] != 1.f)
-#pragma unroll
-                    for (int j = 0; j < 16; j++) {
-                        oacc[4 * j + 2 * hh] *= fo[hh];
-                        oacc[4 * j + 2 * hh + 1] *= fo[hh];
-                    }
-        };
-        auto step = [&](int it, uint32_t(&pc)[C::NP], uint32_t(&pn)[C::NP]) {
-            const int gt = g + it;
-            full_wait(gt);
-            reg_fence(pc);
-            reg_fence(oacc);
-            sched_wait();
-            wgmma_fence();
-            issue_qk<128>(sacc, sQa, stageK(gt % S));
-            wgmma_commit();
-            issue_pv<128>(oacc, pc, stageV((gt - 1) % S));
-            wgmma_commit();
-            sched_done();
-            wgmma_wait<1>();
-            reg_fence(sacc);
-            softmax<128>(sacc, pn, m_run, l_run, fo, crow, col + (gt % S) * C::NB);
-            wgmma_wait<0>();
-            reg_fence(oacc);
-            reg_fence(pc);
-            release(gt - 1);
-            rescale();
-        };
-        int it = 1;
-        for (; it + 1 < ntiles; it += 2) {
-            step(it, pa, pb);
-            step(it + 1, pb, pa);
-        }
-        if (it < ntiles) step(it++, pa, pb);
-        auto last_pv = [&](uint32_t(&pl)[C::NP]) {
-            reg_fence(pl);
-            reg_fence(oacc);
-            sched_wait();
-            wgmma_fence();
-            issue_pv<128>(oacc, pl, stageV((g + ntiles - 1) % S));
-            wgmma_commit();
-            sched_done();
-            wgmma_wait<0>();
-            reg_fence(oacc);
-            release(g + ntiles - 1);
-        };
-        if ((ntiles & 1) == 0) /* the last tile's P: odd tiles' in pb */
-            last_pv(pb);
-        else
-            last_pv(pa);
+        float oacc[64], l_run[2];
+        sketch_item<128, S, true, PP>(oacc, l_run, kv, g, ntiles, sQa, cw, crow);
         g += ntiles;
         /* epilogue: the rows' l over the quad, 1 / l, O as BF16 into the tile, the tile out */
         float inv[2];
@@ -202,16 +124,6 @@ __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict_
     }
 }
 
-#ifndef ITEM_SKETCH_NO_MAIN
-#define CK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));          \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-
 template <bool OWN, int S, bool PP>
 static void run_items(const char *name, const uint8_t *src, int nsrc, int nt, int items, uint8_t *out, int sms) {
     constexpr int RINGS = OWN ? 2 : 1;
@@ -219,22 +131,7 @@ static void run_items(const char *name, const uint8_t *src, int nsrc, int nt, in
                         2 * RINGS * S * 8;
     auto k = item_sketch<OWN, S, PP>;
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> ms;
-    for (int r = 0; r < 12; r++) {
-        CK(cudaEventRecord(a));
-        k<<<sms, 384, smem>>>(src, nsrc, nt, items, out);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float t;
-        CK(cudaEventElapsedTime(&t, a, b));
-        if (r >= 2) ms.push_back(t);
-    }
-    CK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    const double med = 0.5 * (ms[4] + ms[5]);
+    const double med = sketch_median_ms([&]() { k<<<sms, 384, smem>>>(src, nsrc, nt, items, out); });
     long tiles = 0;
     for (int i = 0; i < items; i++) tiles += item_len(i, 0, nt, OWN);
     const double flop = 4.0 * 64 * 128 * 128 * (double)tiles * 2 * sms;
@@ -273,4 +170,3 @@ int main(int argc, char **argv) {
     run_items<false, 3, true>("today again (drift check)", src, nsrc, nt, items, out, sms);
     return 0;
 }
-#endif
