@@ -13,6 +13,9 @@
 #     Rule: own items are worth building into forward.cu only if one of the two own variants beats
 #     today's by >= 5 % at NT = 8 and >= 3 % at NT = 32 (the real kernel must then fit its O sums beside
 #     two rings of 2 stages); else the arrangement is set aside.
+#     Measured (H100, 43ffd45's binary, three rounds; dev/logs/seventy-sixth_item_sketch_h100.log): own items
+#     -1 % at NT = 8 and within today's drift at NT = 32; the rule fails, set aside (perf-notes "Forward
+#     kernel", seventy-sixth session).
 #   record: on an H200 the default mode's acceptance ratios (the figures of record; the file becomes
 #     data/measured/h200/ratios_gpu.h5 with git_commit set) and Table D's pair (dev/sessions/
 #     sixty-ninth_queued.sh says where they go). Carry build-carry and .whl; pass FLAMIA_GIT_COMMIT.
