@@ -18,7 +18,8 @@
 #     kernel", seventy-sixth session).
 #   record: on an H200 the default mode's acceptance ratios (the figures of record; the file becomes
 #     data/measured/h200/ratios_gpu.h5 with git_commit set) and Table D's pair (dev/sessions/
-#     sixty-ninth_queued.sh says where they go). Carry build-carry and .whl; pass FLAMIA_GIT_COMMIT.
+#     sixty-ninth_queued.sh says where they go), then the whole gpu suite where 200 s are left (~160 s).
+#     Carry build-carry and .whl; pass FLAMIA_GIT_COMMIT.
 #     On an H100 the ratios only.
 # Usage: [CALL_S=s] bash dev/sessions/seventy-sixth.sh [items] [record]
 . dev/device_lib.sh
@@ -37,7 +38,9 @@ if [[ " $steps " == *" record "* ]]; then
   export RATIO_TIMEOUT=$(( $(left) - 30 < 300 ? $(left) - 30 : 300 ))
   MODES=default bash dev/sessions/sixty-fifth_ratios.sh
   case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
-    *H200*) if [ $(left) -gt 150 ]; then dev_table_d; else echo "no time left for Table D ($(left) s)"; fi ;;
+    *H200*) if [ $(left) -gt 150 ]; then dev_table_d; else echo "no time left for Table D ($(left) s)"; fi
+      # the whole gpu suite on the acceptance GPU (last there at d8dca16; the H100 ran it on these kernels)
+      if [ $(left) -gt 200 ]; then dev_all_gpu_tests; else echo "no time left for the suite ($(left) s)"; fi ;;
   esac
 fi
 [ -d $OUT/logs ] && (cd $OUT && tar -czf logs.tgz logs && rm -rf logs)
