@@ -1,5 +1,5 @@
 #!/bin/bash
-# Seventy-sixth session. Steps (default: items record):
+# Seventy-sixth session. Steps (default: items record; queued for the next session: both, on an H200):
 #   items: dev/forward/item_sketch (carry dev/forward/bin after `sh dev/forward/item_sketch/build.sh`):
 #     does giving each consumer warpgroup its own work items hide the forward's item boundary? Today's
 #     arrangement (shared items, 3 stages, ping-pong), shared with 2 stages, shared free-running, own
@@ -16,6 +16,10 @@
 #     Measured (H100, 43ffd45's binary, three rounds; dev/logs/seventy-sixth_item_sketch_h100.log): own items
 #     -1 % at NT = 8 and within today's drift at NT = 32; the rule fails, set aside (perf-notes "Forward
 #     kernel", seventy-sixth session).
+#     Added after that run: a probe row, today's without the epilogue, and s256_sketch 32 16 after it (the
+#     loop with one first tile alone per 32-tile item, ~the loop alone), to split the skeleton's boundary
+#     (~9 % at NT = 32, ~27 % at NT = 8) into the epilogue and the rest. Predicted (before any run): without
+#     the epilogue +2..+4 % at NT = 32 and +6..+12 % at NT = 8; s256's ping-pong row ~900-930 TFLOP/s.
 #   record: on an H200 the default mode's acceptance ratios (the figures of record; the file becomes
 #     data/measured/h200/ratios_gpu.h5 with git_commit set) and Table D's pair (dev/sessions/
 #     sixty-ninth_queued.sh says where they go), then the whole gpu suite where 200 s are left (~160 s).
@@ -32,6 +36,8 @@ if [[ " $steps " == *" items "* ]]; then
     timeout 60 dev/forward/bin/item_sketch $nt $(( nt == 32 ? 2 : 8 )) 2>&1 | tee -a $OUT/item_sketch.log
     echo "item_sketch $nt: rc=${PIPESTATUS[0]} ($(dev_elapsed) s)"
   done
+  timeout 60 dev/forward/bin/s256_sketch 32 16 2>&1 | tee -a $OUT/item_sketch.log
+  echo "s256_sketch 32 16: rc=${PIPESTATUS[0]} ($(dev_elapsed) s)"
 fi
 if [[ " $steps " == *" record "* ]]; then
   dev_carry

@@ -23,7 +23,7 @@
  * Variants: shared items (today: one ring, both warpgroups release each stage) or own items (a ring
  * a warpgroup, streamed by its own producer thread; warpgroup 1's item lengths are warpgroup 0's
  * shifted by half a period, so the boundaries do not coincide), 2 or 3 stages a ring, the ping-pong
- * on or off (3 stages a ring do not fit beside the O tiles when each warpgroup has its own: 240 KB). Every variant does the same tiles: NT * items of each length's period a warpgroup.
+ * on or off; and today's without the epilogue (a probe of the boundary's parts) (3 stages a ring do not fit beside the O tiles when each warpgroup has its own: 240 KB). Every variant does the same tiles: NT * items of each length's period a warpgroup.
  *
  * Usage: item_sketch [NT = 32] [periods = 2]: each CTA's warpgroups take periods x NT items each of
  * lengths 1 .. NT tiles (NT = 32: 4,096-token documents' mix; 8: 1,024), on one CTA an SM; 2 warm-up
@@ -44,7 +44,7 @@ __host__ __device__ inline int item_len(int i, int cw, int nt, bool own) {
     return 1 + ((i + (own && cw == 1 ? nt / 2 : 0)) * 13) % nt;
 }
 
-template <bool OWN, int S, bool PP>
+template <bool OWN, int S, bool PP, bool EPI = true>
 __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict__ src, int nsrc, int nt, int items,
                                                       uint8_t *out) {
     using C = Cfg<128>;
@@ -95,41 +95,51 @@ __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict_
     if (PP && cw == 1) bar_named_arrive(1, 256);
     const float crow[2] = {0.1275f * (1.f + 0.01f * (tid & 7)), 0.1275f};
     int g = 0;
+    float sink = 0.f;
     for (int item = 0; item < items; item++) {
         const int ntiles = item_len(item, cw, nt, OWN);
         float oacc[64], l_run[2];
         sketch_item<128, S, true, PP>(oacc, l_run, kv, g, ntiles, sQa, cw, crow);
         g += ntiles;
-        /* epilogue: the rows' l over the quad, 1 / l, O as BF16 into the tile, the tile out */
-        float inv[2];
-#pragma unroll
-        for (int hh = 0; hh < 2; hh++) {
-            float l = l_run[hh];
-            l += __shfl_xor_sync(0xffffffffu, l, 1);
-            l += __shfl_xor_sync(0xffffffffu, l, 2);
-            inv[hh] = 1.f / l;
-        }
-        bar_named(4 + cw, 128); /* the previous item's tile has been read */
-#pragma unroll
-        for (int j = 0; j < 16; j++)
+        if constexpr (EPI) {
+            /* epilogue: the rows' l over the quad, 1 / l, O as BF16 into the tile, the tile out */
+            float inv[2];
 #pragma unroll
             for (int hh = 0; hh < 2; hh++) {
-                const int row = warp * 16 + gq + 8 * hh, c = 8 * j + 2 * tq;
-                const __nv_bfloat162 v = __floats2bfloat162_rn(oacc[4 * j + 2 * hh] * inv[hh], oacc[4 * j + 2 * hh + 1] * inv[hh]);
-                *(__nv_bfloat162 *)(oTile + (row * 128 + c) * 2) = v;
+                float l = l_run[hh];
+                l += __shfl_xor_sync(0xffffffffu, l, 1);
+                l += __shfl_xor_sync(0xffffffffu, l, 2);
+                inv[hh] = 1.f / l;
             }
-        bar_named(4 + cw, 128);
+            bar_named(4 + cw, 128); /* the previous item's tile has been read */
 #pragma unroll
-        for (int i = 0; i < 8; i++) ((int4 *)oOut)[i * 128 + tid] = ((const int4 *)oTile)[i * 128 + tid];
+            for (int j = 0; j < 16; j++)
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const int row = warp * 16 + gq + 8 * hh, c = 8 * j + 2 * tq;
+                    const __nv_bfloat162 v =
+                        __floats2bfloat162_rn(oacc[4 * j + 2 * hh] * inv[hh], oacc[4 * j + 2 * hh + 1] * inv[hh]);
+                    *(__nv_bfloat162 *)(oTile + (row * 128 + c) * 2) = v;
+                }
+            bar_named(4 + cw, 128);
+#pragma unroll
+            for (int i = 0; i < 8; i++) ((int4 *)oOut)[i * 128 + tid] = ((const int4 *)oTile)[i * 128 + tid];
+        } else { /* a probe: no epilogue, only a sum that keeps O live */
+            float t = l_run[0] + l_run[1];
+#pragma unroll
+            for (int i = 0; i < 64; i++) t += oacc[i];
+            sink += t;
+        }
     }
+    if constexpr (!EPI) ((float *)oOut)[tid] = sink;
 }
 
-template <bool OWN, int S, bool PP>
+template <bool OWN, int S, bool PP, bool EPI = true>
 static void run_items(const char *name, const uint8_t *src, int nsrc, int nt, int items, uint8_t *out, int sms) {
     constexpr int RINGS = OWN ? 2 : 1;
     const size_t smem = 16384 + (size_t)RINGS * S * kTileBytes + 2 * kOTile + RINGS * S * Cfg<128>::NB * 8 +
                         2 * RINGS * S * 8;
-    auto k = item_sketch<OWN, S, PP>;
+    auto k = item_sketch<OWN, S, PP, EPI>;
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const double med = sketch_median_ms([&]() { k<<<sms, 384, smem>>>(src, nsrc, nt, items, out); });
     long tiles = 0;
@@ -167,6 +177,7 @@ int main(int argc, char **argv) {
     run_items<false, 3, false>("shared items, free-running", src, nsrc, nt, items, out, sms);
     run_items<true, 2, true>("own items, 2 stages a ring", src, nsrc, nt, items, out, sms);
     run_items<true, 2, false>("own items, free-running", src, nsrc, nt, items, out, sms);
+    run_items<false, 3, true, false>("today without the epilogue (probe)", src, nsrc, nt, items, out, sms);
     run_items<false, 3, true>("today again (drift check)", src, nsrc, nt, items, out, sms);
     return 0;
 }
