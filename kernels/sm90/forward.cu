@@ -1270,7 +1270,7 @@ static void fwd_setup(const struct flamia_sm90_problem *P, void *workspace, uint
                       flamia_tma_perm_rows(&map.k, ws + L.k_codes, P->total_tokens, P->heads_kv * kD, 1) &&
                       flamia_tma_rows(&map.q, ws + L.q_codes, P->total_tokens, P->heads_q * kD);
     /* O's BF16 rows for the epilogue's TMA stores (64-row boxes); off where O is not 16-byte aligned */
-    prm.o_tma = prm.use_tma && o && !((uintptr_t)o & 15) && flamia_tma_rows(&map.o, o, P->total_tokens, P->heads_q * kD, 2, 64);
+    prm.o_tma = prm.use_tma && o && flamia_tma_rows(&map.o, o, P->total_tokens, P->heads_q * kD, 2, 64);
     prm.o_flush = 0; /* flamia_cuda_set_o_sum_interval admits 0 and 2..64 powers of two; the dev harness sets it directly */
     const int o_flush = __atomic_load_n(&flamia_fwd_o_flush, __ATOMIC_RELAXED);
     for (int f = 2; f <= o_flush && f <= 64; f <<= 1) prm.o_flush = f;

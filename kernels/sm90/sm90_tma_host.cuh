@@ -50,11 +50,13 @@ static inline bool flamia_tma_transposed_codes(CUtensorMap *map, void *base, int
  * 128-element rows of a token, [T][row_elems], as 2-D: a box of 128 B x box_rows rows at
  * (128 h [+ 64 for a BF16 row's second panel], first token) is a tile in natural order,
  * 128-byte swizzled (sw128); rows past T are zero-filled on loads and skipped on stores. The
- * forward's Q tiles (codes, 128 rows) and its epilogue's O stores (BF16, 64 rows) use it. */
+ * forward's Q tiles (codes, 128 rows) and its epilogue's O stores (BF16, 64 rows) use it.
+ * False when the driver cannot encode it or base is not 16-byte aligned (TMA's requirement; a
+ * caller's O may not be). */
 static inline bool flamia_tma_rows(CUtensorMap *map, const void *base, int T, int row_elems, int esize = 1,
                                    int box_rows = 128) {
     flamia_encode_tiled_fn enc = flamia_encode_tiled();
-    if (!enc) return false;
+    if (!enc || ((uintptr_t)base & 15)) return false;
     const cuuint64_t dims[2] = {(cuuint64_t)row_elems, (cuuint64_t)T};
     const cuuint64_t strides[1] = {(cuuint64_t)row_elems * esize};
     const cuuint32_t box[2] = {(cuuint32_t)(128 / esize), (cuuint32_t)box_rows};

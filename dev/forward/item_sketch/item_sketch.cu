@@ -11,8 +11,8 @@
  * other's key loop, at the price of a K / V ring a warpgroup (twice the shared memory a stage, so
  * fewer stages) and, with the ping-pong's strict turns kept, a partner that still waits a turn.
  *
- * The loop and its element-wise body are dev/forward/s256_sketch's (sketch_loop.cuh) at 128 keys a tile (S(n+1) issued
- * with P(n) V(n), the softmax under that P V); this adds the item boundary in outline: items of
+ * The loop and its element-wise body are dev/forward/s256_sketch's (sketch_loop.cuh) at 128 keys a
+ * tile (S(n+1) issued with P(n) V(n), the softmax under that P V); this adds the item boundary in outline: items of
  * varying length (1 .. NT tiles of 128 keys, the causal triangle's mix), the first tile's S alone,
  * the last P V waited for, then the epilogue: the rows' l by two shuffles, 1 / l, O as BF16 pairs
  * into the warpgroup's 16 KB tile in shared memory, a warpgroup barrier, the tile to global memory
@@ -23,7 +23,9 @@
  * Variants: shared items (today: one ring, both warpgroups release each stage) or own items (a ring
  * a warpgroup, streamed by its own producer thread; warpgroup 1's item lengths are warpgroup 0's
  * shifted by half a period, so the boundaries do not coincide), 2 or 3 stages a ring, the ping-pong
- * on or off; and today's without the epilogue (a probe of the boundary's parts) (3 stages a ring do not fit beside the O tiles when each warpgroup has its own: 240 KB). Every variant does the same tiles: NT * items of each length's period a warpgroup.
+ * on or off (3 stages a ring do not fit beside the O tiles when each warpgroup has its own: 240
+ * KB); and today's without the epilogue (a probe of the boundary's parts). Every variant does the
+ * same tiles: each length of the period, periods times, a warpgroup.
  *
  * Usage: item_sketch [NT = 32] [periods = 2]: each CTA's warpgroups take periods x NT items each of
  * lengths 1 .. NT tiles (NT = 32: 4,096-token documents' mix; 8: 1,024), on one CTA an SM; 2 warm-up
@@ -43,6 +45,12 @@ constexpr int kOTile = 64 * 128 * 2;        /* a warpgroup's O tile, BF16 */
 __host__ __device__ inline int item_len(int i, int cw, int nt, bool own) {
     return 1 + ((i + (own && cw == 1 ? nt / 2 : 0)) * 13) % nt;
 }
+/* the tiles of a warpgroup's items (the same for both: each takes every length of the period) */
+__host__ __device__ inline int item_tiles(int items, int nt, bool own) {
+    int total = 0;
+    for (int i = 0; i < items; i++) total += item_len(i, 0, nt, own);
+    return total;
+}
 
 template <bool OWN, int S, bool PP, bool EPI = true>
 __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict__ src, int nsrc, int nt, int items,
@@ -60,36 +68,24 @@ __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict_
             mbar_init(smem_u32(&sFull[s]), 1);
             mbar_init(smem_u32(&sEmpty[s]), OWN ? 128 : 256);
         }
-    for (int i = threadIdx.x; i < 16384 / 4; i += blockDim.x) /* E4M3 codes of +-0.5..0.94 */
-        ((uint32_t *)sQ)[i] = 0x30303030u | ((i * 2654435761u) & 0x87078707u);
-    for (int i = threadIdx.x; i < RINGS * S * C::NB; i += blockDim.x) sCol[i] = make_float2(0.25f + 0.001f * i, 0.5f);
+    sketch_fill_inputs(sQ, sCol, RINGS * S * C::NB);
     fence_proxy_async();
     __syncthreads();
-    int total = 0; /* tiles a warpgroup (the same for both: each takes every length of the period) */
-    for (int i = 0; i < items; i++) total += item_len(i, 0, nt, OWN);
+    auto ring_of = [&](int r) {
+        return SketchRing<128, S>{sStg + r * S * kTileBytes, sFull + r * S, sEmpty + r * S, sCol + r * S * C::NB};
+    };
     if (wg == 0) {
         setmaxnreg_dec<24>();
-        const int ring = tid / 32; /* warp r streams ring r */
-        if ((tid & 31) == 0 && ring < RINGS) {
-            uint8_t *const stg = sStg + ring * S * kTileBytes;
-            uint64_t *const full = sFull + ring * S, *const empty = sEmpty + ring * S;
-            for (int g = 0; g < total; g++) {
-                const int s = g % S;
-                if (g >= S) mbar_wait(smem_u32(&empty[s]), (uint32_t)(((g / S) - 1) & 1));
-                mbar_expect_tx(smem_u32(&full[s]), kTileBytes);
-                bulk_load(smem_u32(stg + s * kTileBytes),
-                          src + (size_t)((blockIdx.x * 7 + g + 3 * ring) % nsrc) * kTileBytes, kTileBytes,
-                          smem_u32(&full[s]));
-            }
-        }
+        const int r = tid / 32; /* warp r streams ring r */
+        if ((tid & 31) == 0 && r < RINGS)
+            ring_of(r).stream(src, nsrc, item_tiles(items, nt, OWN), blockIdx.x * 7 + 3 * r);
         return;
     }
     setmaxnreg_inc<240>();
-    const int cw = wg - 1, ring = OWN ? cw : 0;
+    const int cw = wg - 1;
     const int warp = tid / 32, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
     const uint32_t sQa = smem_u32(sQ) + cw * 8192;
-    const SketchRing<128, S> kv = {sStg + ring * S * kTileBytes, sFull + ring * S, sEmpty + ring * S,
-                                   sCol + ring * S * C::NB};
+    const SketchRing<128, S> kv = ring_of(OWN ? cw : 0);
     uint8_t *const oTile = sO + cw * kOTile;
     uint8_t *const oOut = out + (size_t)(blockIdx.x * 2 + cw) * kOTile;
     if (PP && cw == 1) bar_named_arrive(1, 256);
@@ -142,9 +138,7 @@ static void run_items(const char *name, const uint8_t *src, int nsrc, int nt, in
     auto k = item_sketch<OWN, S, PP, EPI>;
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const double med = sketch_median_ms([&]() { k<<<sms, 384, smem>>>(src, nsrc, nt, items, out); });
-    long tiles = 0;
-    for (int i = 0; i < items; i++) tiles += item_len(i, 0, nt, OWN);
-    const double flop = 4.0 * 64 * 128 * 128 * (double)tiles * 2 * sms;
+    const double flop = 4.0 * 64 * 128 * 128 * (double)item_tiles(items, nt, OWN) * 2 * sms;
     printf("| %-34s | %2d | %s | %d | %3s | %6.1f KB | %8.3f | %6.0f |\n", name, nt, OWN ? "own   " : "shared", S,
            PP ? "on" : "off", smem / 1024.0, med, flop / med * 1e-9);
 }

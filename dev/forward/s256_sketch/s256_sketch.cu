@@ -38,28 +38,18 @@ __global__ void __launch_bounds__(384, 1) s256_sketch(const uint8_t *__restrict_
             mbar_init(smem_u32(&sFull[s]), 1);
             mbar_init(smem_u32(&sEmpty[s]), 256);
         }
-    for (int i = threadIdx.x; i < 16384 / 4; i += blockDim.x) /* E4M3 codes of +-0.5..0.94 */
-        ((uint32_t *)sQ)[i] = 0x30303030u | ((i * 2654435761u) & 0x87078707u);
-    for (int i = threadIdx.x; i < S * C::NB; i += blockDim.x) sCol[i] = make_float2(0.25f + 0.001f * i, 0.5f);
+    sketch_fill_inputs(sQ, sCol, S * C::NB);
     fence_proxy_async();
     __syncthreads();
-    const int total = items * ntiles;
+    const SketchRing<BN, S> ring = {sStg, sFull, sEmpty, sCol};
     if (wg == 0) {
         setmaxnreg_dec<24>();
-        if (tid == 0)
-            for (int g = 0; g < total; g++) {
-                const int s = g % S;
-                if (g >= S) mbar_wait(smem_u32(&sEmpty[s]), (uint32_t)(((g / S) - 1) & 1));
-                mbar_expect_tx(smem_u32(&sFull[s]), C::STAGE);
-                bulk_load(smem_u32(sStg + s * C::STAGE), src + (size_t)((blockIdx.x * 7 + g) % nsrc) * C::STAGE, C::STAGE,
-                          smem_u32(&sFull[s]));
-            }
+        if (tid == 0) ring.stream(src, nsrc, items * ntiles, blockIdx.x * 7);
         return;
     }
     setmaxnreg_inc<240>();
     const int cw = wg - 1;
     const uint32_t sQa = smem_u32(sQ) + cw * 8192;
-    const SketchRing<BN, S> ring = {sStg, sFull, sEmpty, sCol};
     if (PP && cw == 1) bar_named_arrive(1, 256);
     const float crow[2] = {0.1275f * (1.f + 0.01f * (tid & 7)), 0.1275f};
     float sink = 0.f;

@@ -104,7 +104,26 @@ template <int BN, int S> struct SketchRing {
     __device__ void wait_full(int g) const { mbar_wait(smem_u32(&full[g % S]), (uint32_t)((g / S) & 1)); }
     __device__ void release(int g) const { mbar_arrive(smem_u32(&empty[g % S])); }
     __device__ const float2 *cols(int g) const { return col + (g % S) * Cfg<BN>::NB; }
+    /* the producer thread's side: `total` stages by bulk copies from src, ring position g taking
+     * source stage (first + g) % nsrc, each after the consumers released its slot */
+    __device__ void stream(const uint8_t *src, int nsrc, int total, int first) const {
+        for (int g = 0; g < total; g++) {
+            const int s = g % S;
+            if (g >= S) mbar_wait(smem_u32(&empty[s]), (uint32_t)(((g / S) - 1) & 1));
+            mbar_expect_tx(smem_u32(&full[s]), Cfg<BN>::STAGE);
+            bulk_load(smem_u32(stg + s * Cfg<BN>::STAGE), src + (size_t)((first + g) % nsrc) * Cfg<BN>::STAGE,
+                      Cfg<BN>::STAGE, smem_u32(&full[s]));
+        }
+    }
 };
+
+/* the inputs every skeleton's consumers read, written by the whole CTA: a 16 KB Q tile of E4M3
+ * codes of +-0.5..0.94 and ncol column factors (factor, weight) */
+__device__ __forceinline__ void sketch_fill_inputs(uint8_t *sQ, float2 *sCol, int ncol) {
+    for (int i = threadIdx.x; i < 16384 / 4; i += blockDim.x)
+        ((uint32_t *)sQ)[i] = 0x30303030u | ((i * 2654435761u) & 0x87078707u);
+    for (int i = threadIdx.x; i < ncol; i += blockDim.x) sCol[i] = make_float2(0.25f + 0.001f * i, 0.5f);
+}
 
 /* one work item of ntiles key tiles from ring position g, as forward.cu's consumer loop in outline:
  * O (oacc) and the rows' l (l_run) come back; with OVL S(n+1) = Q K^T is issued with O += P(n) V(n)
