@@ -52,7 +52,18 @@ __host__ __device__ inline int item_tiles(int items, int nt, bool own) {
     return total;
 }
 
-template <bool OWN, int S, bool PP, bool EPI = true>
+/* the epilogue's forms: none (a probe), plain (O as BF16 pairs into the tile, 4-byte stores, 8-way
+ * bank conflicts; the seventy-sixth session's rows), tma (forward.cu's since v131: stmatrix into a
+ * tile of two 128-byte-swizzled panels, then one thread's bulk store of the tile) */
+enum Epi { EPI_NONE, EPI_PLAIN, EPI_TMA };
+
+/* a thread's O as BF16 pairs, scaled by its rows' 1 / l */
+__device__ __forceinline__ uint32_t o_pair(const float (&oacc)[64], int i, float inv) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(oacc[i] * inv, oacc[i + 1] * inv);
+    return *(const uint32_t *)&v;
+}
+
+template <bool OWN, int S, bool PP, int EPI = EPI_TMA, bool AHEAD = false>
 __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict__ src, int nsrc, int nt, int items,
                                                       uint8_t *out) {
     using C = Cfg<128>;
@@ -91,13 +102,19 @@ __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict_
     if (PP && cw == 1) bar_named_arrive(1, 256);
     const float crow[2] = {0.1275f * (1.f + 0.01f * (tid & 7)), 0.1275f};
     int g = 0;
-    float sink = 0.f;
+    float sink = 0.f, sacc[C::NACC];
+    if (AHEAD) sketch_first_s<128, S, PP>(sacc, kv, sQa, cw);
     for (int item = 0; item < items; item++) {
         const int ntiles = item_len(item, cw, nt, OWN);
         float oacc[64], l_run[2];
-        sketch_item<128, S, true, PP>(oacc, l_run, kv, g, ntiles, sQa, cw, crow);
+        sketch_item<128, S, true, PP, AHEAD>(oacc, l_run, sacc, kv, g, ntiles, sQa, cw, crow, item + 1 < items);
         g += ntiles;
-        if constexpr (EPI) {
+        if constexpr (EPI == EPI_NONE) { /* a probe: no epilogue, only a sum that keeps O live */
+            float t = l_run[0] + l_run[1];
+#pragma unroll
+            for (int i = 0; i < 64; i++) t += oacc[i];
+            sink += t;
+        } else {
             /* epilogue: the rows' l over the quad, 1 / l, O as BF16 into the tile, the tile out */
             float inv[2];
 #pragma unroll
@@ -107,35 +124,49 @@ __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict_
                 l += __shfl_xor_sync(0xffffffffu, l, 2);
                 inv[hh] = 1.f / l;
             }
-            bar_named(4 + cw, 128); /* the previous item's tile has been read */
+            if constexpr (EPI == EPI_PLAIN) {
+                bar_named(4 + cw, 128); /* the previous item's tile has been read */
 #pragma unroll
-            for (int j = 0; j < 16; j++)
+                for (int j = 0; j < 16; j++)
 #pragma unroll
-                for (int hh = 0; hh < 2; hh++) {
-                    const int row = warp * 16 + gq + 8 * hh, c = 8 * j + 2 * tq;
-                    const __nv_bfloat162 v =
-                        __floats2bfloat162_rn(oacc[4 * j + 2 * hh] * inv[hh], oacc[4 * j + 2 * hh + 1] * inv[hh]);
-                    *(__nv_bfloat162 *)(oTile + (row * 128 + c) * 2) = v;
+                    for (int hh = 0; hh < 2; hh++) {
+                        const int row = warp * 16 + gq + 8 * hh, c = 8 * j + 2 * tq;
+                        *(uint32_t *)(oTile + (row * 128 + c) * 2) = o_pair(oacc, 4 * j + 2 * hh, inv[hh]);
+                    }
+                bar_named(4 + cw, 128);
+#pragma unroll
+                for (int i = 0; i < 8; i++) ((int4 *)oOut)[i * 128 + tid] = ((const int4 *)oTile)[i * 128 + tid];
+            } else {
+                if (tid == 0) bulk_wait_read_all(); /* the previous item's store has read the tile */
+                bar_named(4 + cw, 128);
+                const int mk = lane >> 3, mrow = warp * 16 + (mk & 1) * 8 + (lane & 7);
+#pragma unroll
+                for (int j = 0; j < 16; j += 2) {
+                    const int chunk = j + (mk >> 1);
+                    stmatrix_x4(smem_u32(oTile + (chunk >> 3) * 8192 + mrow * 128 + (((chunk & 7) ^ (mrow & 7)) << 4)),
+                                o_pair(oacc, 4 * j, inv[0]), o_pair(oacc, 4 * j + 2, inv[1]), o_pair(oacc, 4 * j + 4, inv[0]),
+                                o_pair(oacc, 4 * j + 6, inv[1]));
                 }
-            bar_named(4 + cw, 128);
-#pragma unroll
-            for (int i = 0; i < 8; i++) ((int4 *)oOut)[i * 128 + tid] = ((const int4 *)oTile)[i * 128 + tid];
-        } else { /* a probe: no epilogue, only a sum that keeps O live */
-            float t = l_run[0] + l_run[1];
-#pragma unroll
-            for (int i = 0; i < 64; i++) t += oacc[i];
-            sink += t;
+                fence_proxy_async(); /* stmatrix's writes -> the bulk store's reads */
+                bar_named(4 + cw, 128);
+                if (tid == 0) {
+                    bulk_store(oOut, smem_u32(oTile), kOTile);
+                    bulk_commit_group();
+                }
+            }
         }
     }
-    if constexpr (!EPI) ((float *)oOut)[tid] = sink;
+    if (AHEAD) wgmma_wait<0>(); /* the stale S after the last item */
+    if (EPI == EPI_TMA && tid == 0) bulk_wait_all();
+    if (EPI == EPI_NONE) ((float *)oOut)[tid] = sink;
 }
 
-template <bool OWN, int S, bool PP, bool EPI = true>
+template <bool OWN, int S, bool PP, int EPI = EPI_TMA, bool AHEAD = false>
 static void run_items(const char *name, const uint8_t *src, int nsrc, int nt, int items, uint8_t *out, int sms) {
     constexpr int RINGS = OWN ? 2 : 1;
     const size_t smem = 16384 + (size_t)RINGS * S * kTileBytes + 2 * kOTile + RINGS * S * Cfg<128>::NB * 8 +
                         2 * RINGS * S * 8;
-    auto k = item_sketch<OWN, S, PP, EPI>;
+    auto k = item_sketch<OWN, S, PP, EPI, AHEAD>;
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const double med = sketch_median_ms([&]() { k<<<sms, 384, smem>>>(src, nsrc, nt, items, out); });
     const double flop = 4.0 * 64 * 128 * 128 * (double)item_tiles(items, nt, OWN) * 2 * sms;
@@ -171,7 +202,10 @@ int main(int argc, char **argv) {
     run_items<false, 3, false>("shared items, free-running", src, nsrc, nt, items, out, sms);
     run_items<true, 2, true>("own items, 2 stages a ring", src, nsrc, nt, items, out, sms);
     run_items<true, 2, false>("own items, free-running", src, nsrc, nt, items, out, sms);
-    run_items<false, 3, true, false>("today without the epilogue (probe)", src, nsrc, nt, items, out, sms);
+    run_items<false, 3, true, EPI_NONE>("today without the epilogue (probe)", src, nsrc, nt, items, out, sms);
+    run_items<false, 3, true, EPI_PLAIN>("today, plain-store epilogue (76th)", src, nsrc, nt, items, out, sms);
+    run_items<false, 3, true, EPI_TMA, true>("next S ahead, under the epilogue", src, nsrc, nt, items, out, sms);
+    run_items<false, 3, true, EPI_NONE, true>("next S ahead, no epilogue (probe)", src, nsrc, nt, items, out, sms);
     run_items<false, 3, true>("today again (drift check)", src, nsrc, nt, items, out, sms);
     return 0;
 }

@@ -54,8 +54,8 @@ __global__ void __launch_bounds__(384, 1) s256_sketch(const uint8_t *__restrict_
     const float crow[2] = {0.1275f * (1.f + 0.01f * (tid & 7)), 0.1275f};
     float sink = 0.f;
     for (int item = 0; item < items; item++) {
-        float oacc[64], l_run[2];
-        sketch_item<BN, S, OVL, PP>(oacc, l_run, ring, item * ntiles, ntiles, sQa, cw, crow);
+        float oacc[64], l_run[2], sacc[Cfg<BN>::NACC];
+        sketch_item<BN, S, OVL, PP>(oacc, l_run, sacc, ring, item * ntiles, ntiles, sQa, cw, crow);
         float s = l_run[0] + l_run[1];
 #pragma unroll
         for (int i = 0; i < 64; i++) s += oacc[i];

@@ -128,10 +128,16 @@ __device__ __forceinline__ void sketch_fill_inputs(uint8_t *sQ, float2 *sCol, in
 /* one work item of ntiles key tiles from ring position g, as forward.cu's consumer loop in outline:
  * O (oacc) and the rows' l (l_run) come back; with OVL S(n+1) = Q K^T is issued with O += P(n) V(n)
  * and the softmax of S(n+1) runs under that P V, without it P V(n) completes before S(n+1) is
- * issued; PP: the two consumer warpgroups take turns issuing (named barriers 1 + cw) */
-template <int BN, int S, bool OVL, bool PP>
-__device__ __forceinline__ void sketch_item(float (&oacc)[64], float (&l_run)[2], const SketchRing<BN, S> &ring, int g,
-                                            int ntiles, uint32_t sQa, int cw, const float (&crow)[2]) {
+ * issued; PP: the two consumer warpgroups take turns issuing (named barriers 1 + cw).
+ * AHEAD (with OVL): the item's first S is already in flight in sacc (issued by the item before, or
+ * by sketch_first_s before the first item), and the last turn issues the next item's first S with
+ * the last P V, so that it runs under this item's epilogue (v31's order, seventy-seventh session);
+ * after the last item it reads a stale stage without waiting (next = false) and is never read */
+template <int BN, int S, bool OVL, bool PP, bool AHEAD = false>
+__device__ __forceinline__ void sketch_item(float (&oacc)[64], float (&l_run)[2], float (&sacc)[Cfg<BN>::NACC],
+                                            const SketchRing<BN, S> &ring, int g, int ntiles, uint32_t sQa, int cw,
+                                            const float (&crow)[2], bool next = false) {
+    static_assert(OVL || !AHEAD, "the next item's S goes with the last P V only in the overlapped loop");
     using C = Cfg<BN>;
     auto sched_wait = [&]() {
         if (PP) bar_named(1 + cw, 256);
@@ -143,15 +149,16 @@ __device__ __forceinline__ void sketch_item(float (&oacc)[64], float (&l_run)[2]
     for (int i = 0; i < 64; i++) oacc[i] = 0.f;
     float m_run[2] = {-INFINITY, -INFINITY}, fo[2];
     l_run[0] = l_run[1] = 0.f;
-    float sacc[C::NACC];
     uint32_t pa[C::NP], pb[C::NP];
     /* first tile: S alone */
-    ring.wait_full(g);
-    sched_wait();
-    wgmma_fence();
-    issue_qk<BN>(sacc, sQa, ring.k(g));
-    wgmma_commit();
-    sched_done();
+    if (!AHEAD) {
+        ring.wait_full(g);
+        sched_wait();
+        wgmma_fence();
+        issue_qk<BN>(sacc, sQa, ring.k(g));
+        wgmma_commit();
+        sched_done();
+    }
     wgmma_wait<0>();
     reg_fence(sacc);
     softmax<BN>(sacc, pa, m_run, l_run, fo, crow, ring.cols(g));
@@ -221,8 +228,16 @@ __device__ __forceinline__ void sketch_item(float (&oacc)[64], float (&l_run)[2]
         wgmma_fence();
         issue_pv<BN>(oacc, pl, ring.v(g + ntiles - 1));
         wgmma_commit();
-        sched_done();
-        wgmma_wait<0>();
+        if (AHEAD) { /* the next item's first S, under this item's epilogue */
+            if (next) ring.wait_full(g + ntiles);
+            issue_qk<BN>(sacc, sQa, ring.k(g + ntiles));
+            wgmma_commit();
+            sched_done();
+            wgmma_wait<1>();
+        } else {
+            sched_done();
+            wgmma_wait<0>();
+        }
         reg_fence(oacc);
         ring.release(g + ntiles - 1);
     };
@@ -230,4 +245,16 @@ __device__ __forceinline__ void sketch_item(float (&oacc)[64], float (&l_run)[2]
         last_pv(pb);
     else
         last_pv(pa);
+}
+
+/* AHEAD's first item: its first S issued alone before the item loop */
+template <int BN, int S, bool PP>
+__device__ __forceinline__ void sketch_first_s(float (&sacc)[Cfg<BN>::NACC], const SketchRing<BN, S> &ring, uint32_t sQa,
+                                               int cw) {
+    ring.wait_full(0);
+    if (PP) bar_named(1 + cw, 256);
+    wgmma_fence();
+    issue_qk<BN>(sacc, sQa, ring.k(0));
+    wgmma_commit();
+    if (PP) bar_named_arrive(1 + (1 - cw), 256);
 }
