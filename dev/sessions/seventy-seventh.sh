@@ -36,7 +36,17 @@
 #     Rule (as v129-v132): the same bytes, the forward's gpu tests passing on its library, and at least
 #     1 % faster on a 1,024-token workload in both rounds with no workload slower by 0.5 % in either
 #     promotes it.
-# Usage: bash dev/sessions/seventy-seventh.sh [items] [v133]
+#     Measured (H100, dev/logs/seventy-seventh_v133_h100.tgz): the same bytes, 8 PASS, the forward's
+#     five gpu tests pass; slower everywhere: 16x4096 +1.0 / +1.3 %, 64x1024 +2.9 / +1.8 %, 16x1024
+#     +1.9 / +2.5 %. Refuted, as v31 was.
+#   ahead_ncu: why the outline's +7 % turns into +2 % on the real kernel: ncu's stall samples of one main
+#     launch (mxfp8, 64x1024, the seventy-second session's method) for the committed library
+#     (build-carry) and for v133's (build-v133), pages back as ncu_fwd_{head,v133}_64x1024_sass.csv.gz.
+#     Expected (before the run): with v133 the last turn's waits for the next item's record, Q and
+#     first K tile (SYNCS try-waits before the last P V) gain what the epilogue loses: the producer
+#     is at most 3 stages ahead, so the next item's first K is issued only at the second-to-last step
+#     and lands after the last turn would issue it; in the old order the epilogue covered that wait.
+# Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu]
 . dev/device_lib.sh
 steps=${*:-items}
 if [[ " $steps " == *" items "* ]]; then
@@ -52,6 +62,19 @@ if [[ " $steps " == *" v133 "* ]]; then
   dev_carry
   dev_forward_lean v133 $PWD/build-v133 check_forward check_v133_item_ahead
   grep "^mxfp8 " $OUT/v133_timing.log
+fi
+if [[ " $steps " == *" ahead_ncu "* ]]; then
+  dev_carry >/dev/null
+  K=(--kernel-name-base demangled -k "regex:fwd_kernel<\(int\)1, \(int\)3, \(bool\)[01], \(bool\)0, \(bool\)0" -s 2 -c 1)
+  for v in head v133; do
+    lib=$PWD/build-carry/kernels; [ $v = v133 ] && lib=$PWD/build-v133
+    LD_LIBRARY_PATH=$lib:/usr/local/cuda/lib64 timeout 150 ncu --clock-control none --section SourceCounters \
+      --section WarpStateStats --page source --csv --print-source sass "${K[@]}" $C/experiments/latency/latency \
+      --backend cuda --workloads 64x1024 --recipes mxfp8 --passes fwd --warmup 2 --iters 3 --verify-rows 0 --quiet \
+      --out /tmp/ncu_$v.h5 > $OUT/ncu_fwd_${v}_64x1024_sass.csv 2>/dev/null
+    echo "ncu forward $v 64x1024: rc=$? ($(dev_elapsed) s; $(LD_LIBRARY_PATH=$lib ldd $C/experiments/latency/latency | awk '/libflamia/ {print $3}'))"
+    gzip -f $OUT/ncu_fwd_${v}_64x1024_sass.csv
+  done
 fi
 [ -d $OUT/logs ] && (cd $OUT && tar -czf logs.tgz logs && rm -rf logs)
 echo "done ($(dev_elapsed) s)"
