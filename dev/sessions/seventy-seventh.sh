@@ -46,7 +46,26 @@
 #     first K tile (SYNCS try-waits before the last P V) gain what the epilogue loses: the producer
 #     is at most 3 stages ahead, so the next item's first K is issued only at the second-to-last step
 #     and lands after the last turn would issue it; in the old order the epilogue covered that wait.
-# Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu]
+#     Measured (H100; dev/logs/seventy-seventh_ncu_ahead_h100.tgz): all stall samples 62,410 -> 63,449
+#     (+1.7 %); the consumers' new waits in v133's last turn hold 3.8 % of them: the next item's record
+#     and Q (sQFull, 2.2 %) and its first K / V^T tile (sFull, 1.3 + 0.3 %). As expected: the producer's
+#     per-item latency, which the old order hid under the epilogue, is exposed by the ahead S.
+#   v134: dev/forward/v134_item_ahead_producer.patch (v133 plus the producer's tile issue reordered: the
+#     column factors' exponents loaded before the stage's wait, K's and V^T's TMA right after it) and
+#     v134b_producer_only.patch (the reorder alone) against the committed kernel and v133: the forward
+#     timed (4 builds alternated, twice), the checks on a random layout, the forward's gpu tests on
+#     v134's library (build-v134), then ncu's samples of v134 at 64x1024 as in ahead_ncu. Carry
+#     build-carry, dev/forward/bin (`sh dev/forward/build.sh dev/forward/v133_item_ahead.patch
+#     dev/forward/v134_item_ahead_producer.patch dev/forward/v134b_producer_only.patch`, without the
+#     skeletons: 64 MiB) and build-v134 (as build-v133). ptxas: the main mxfp8 kernel's spills 48 / 64 ->
+#     52 / 60 B (both v134s), no C7514 / C7515.
+#     Predicted (written before any run): the same bytes; v134 against v133: the sFull wait in the last
+#     turn shrinks (1.6 -> ~0.5 % of the samples), the sQFull wait stays (~2 %): -0.5..-1.5 %; against
+#     the committed kernel +0..+1.5 % at 64x1024 and 16x1024, +0..+1 % at 16x4096 (still not faster);
+#     v134b within +-0.5 % of the committed kernel (in the steady state the producer runs ahead).
+#     Rule: as v133's (promotes v134 or v134b only if >= 1 % faster on a 1,024-token workload in both
+#     rounds, no workload 0.5 % slower in either, the same bytes and the gpu tests passing).
+# Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu] [v134]
 . dev/device_lib.sh
 steps=${*:-items}
 if [[ " $steps " == *" items "* ]]; then
@@ -75,6 +94,19 @@ if [[ " $steps " == *" ahead_ncu "* ]]; then
     echo "ncu forward $v 64x1024: rc=$? ($(dev_elapsed) s; $(LD_LIBRARY_PATH=$lib ldd $C/experiments/latency/latency | awk '/libflamia/ {print $3}'))"
     gzip -f $OUT/ncu_fwd_${v}_64x1024_sass.csv
   done
+fi
+if [[ " $steps " == *" v134 "* ]]; then
+  dev_carry
+  dev_forward_lean v134 $PWD/build-v134 check_forward check_v133_item_ahead check_v134_item_ahead_producer \
+    check_v134b_producer_only
+  grep "^mxfp8 " $OUT/v134_timing.log
+  K=(--kernel-name-base demangled -k "regex:fwd_kernel<\(int\)1, \(int\)3, \(bool\)[01], \(bool\)0, \(bool\)0" -s 2 -c 1)
+  LD_LIBRARY_PATH=$PWD/build-v134:/usr/local/cuda/lib64 timeout 150 ncu --clock-control none --section SourceCounters \
+    --section WarpStateStats --page source --csv --print-source sass "${K[@]}" $C/experiments/latency/latency \
+    --backend cuda --workloads 64x1024 --recipes mxfp8 --passes fwd --warmup 2 --iters 3 --verify-rows 0 --quiet \
+    --out /tmp/ncu_v134.h5 > $OUT/ncu_fwd_v134_64x1024_sass.csv 2>/dev/null
+  echo "ncu forward v134 64x1024: rc=$? ($(dev_elapsed) s)"
+  gzip -f $OUT/ncu_fwd_v134_64x1024_sass.csv
 fi
 [ -d $OUT/logs ] && (cd $OUT && tar -czf logs.tgz logs && rm -rf logs)
 echo "done ($(dev_elapsed) s)"
