@@ -4,7 +4,7 @@
 # layouts (the harness's PASS / FAIL: the gpu suite's bounds, numerics.md 8.2), the O / lse
 # / frame bytes of each against the base's on layouts with many work items per CTA (two of
 # them with QSCALE=40 logits, so that the SPLIT launch runs), then the forward alone timed
-# (median of 30) on the equal-length and packed workloads, all builds alternated, twice.
+# (median of 30) on the equal-length and packed workloads, all builds alternated, twice (REPS).
 # Build here first and carry dev/forward/bin, e.g. the committed kernel as the base:
 #   git show HEAD:kernels/sm90/forward.cu > dev/forward/bin/obj/fwd_head.cu
 #   sh dev/forward/build.sh dev/forward/bin/obj/fwd_head.cu dev/forward/v18_item_turn.patch
@@ -45,7 +45,7 @@ fi
 IFS='|' read -r -a WL <<< "${WORKLOADS:-16x4096 16 16 1|4x4096 16 16 1|16x1024 16 16 1|64x1024 16 16 1|rand65536:5 16 16 1}"
 for r in ${RECIPES:-mxfp8}; do
   for w in "${WL[@]}"; do
-    for rep in 1 2; do
+    for rep in $(seq ${REPS:-2}); do
       for b in $ALL; do
         timeout 40 $B/$b $r $w none 30 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/$r ${w%% *} $b /"
       done
