@@ -108,7 +108,20 @@
 #     Rule: promote v134b if the same bytes, its gpu tests pass, its median TFLOP/s over the five rounds
 #     is >= 0.7 % above the committed kernel's at 16x4096 and no more than 0.5 % below it at 64x1024
 #     and at 16x1024.
-# Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu] [v134] [v135] [v134b]
+#     Measured (H100; dev/logs/seventy-seventh_v134b_h100.tgz): the same bytes (9), 8 PASS, the five gpu
+#     tests pass on its library; medians (TFLOP/s, HEAD -> v134b) 16x4096 703.0 -> 706.9 (+0.55 %),
+#     64x1024 487.0 -> 489.0 (+0.4 %), 16x1024 425.8 -> 419.3 (-1.5 %). Below the prediction at 16x4096
+#     and at 16x1024; the rule fails on both: not promoted, set aside.
+#   chain: item_sketch with the producer's per-item latency in outline (its third argument: dependent
+#     L2 loads before each item's first tile), 0, 4 and 8 loads, at NT = 8 and 32. Does the outline
+#     then lose v31's order's gain, as the real kernel did (ncu: the consumers wait on the producer at
+#     the item boundary in either order)? Carry dev/forward/bin (`sh dev/forward/item_sketch/build.sh`).
+#     Predicted (written before any run): chain 0 as this session's first run (next S ahead +7 % at
+#     NT = 8); with 4 loads (~1.5 us an item) today's row -3..-8 % at NT = 8 and next S ahead's lead
+#     under +2 %, with 8 loads none or negative; at NT = 32 both within 2 % of chain 0.
+#     Rule: the explanation (the producer's per-item latency, not the order itself) stands if next S
+#     ahead's lead at NT = 8 falls below 2 % with 4 or 8 loads; else the outline misses another cost.
+# Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu] [v134] [v135] [v134b] [chain]
 . dev/device_lib.sh
 steps=${*:-items}
 if [[ " $steps " == *" items "* ]]; then
@@ -178,6 +191,15 @@ if [[ " $steps " == *" v134b "* ]]; then
   grep -E "FAIL|DIFFERS" $OUT/v134b_checks.log | cut -c1-200
   grep -c "same bytes" $OUT/v134b_checks.log | sed 's/^/same-bytes lines: /'
   dev_forward_tests_on $PWD/build-v134b $OUT/logs
+fi
+if [[ " $steps " == *" chain "* ]]; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  for chain in 0 4 8; do
+    for nt in 8 32; do
+      timeout 60 dev/forward/bin/item_sketch $nt $(( nt == 32 ? 2 : 8 )) $chain 2>&1 | tee -a $OUT/item_sketch_chain.log
+      echo "item_sketch $nt chain $chain: rc=${PIPESTATUS[0]} ($(dev_elapsed) s)"
+    done
+  done
 fi
 [ -d $OUT/logs ] && (cd $OUT && tar -czf logs.tgz logs && rm -rf logs)
 echo "done ($(dev_elapsed) s)"

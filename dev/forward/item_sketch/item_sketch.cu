@@ -24,10 +24,14 @@
  * a warpgroup, streamed by its own producer thread; warpgroup 1's item lengths are warpgroup 0's
  * shifted by half a period, so the boundaries do not coincide), 2 or 3 stages a ring, the ping-pong
  * on or off (3 stages a ring do not fit beside the O tiles when each warpgroup has its own: 240
- * KB); and today's without the epilogue (a probe of the boundary's parts). Every variant does the
- * same tiles: each length of the period, periods times, a warpgroup.
+ * KB); today's with the epilogue left out (a probe) or in the seventy-sixth session's plain-store
+ * form; and v31's order (seventy-seventh session): the next item's first S issued in the last turn
+ * with the last P V, so that it runs under the epilogue, with and without the epilogue. Every variant
+ * does the same tiles: each length of the period, periods times, a warpgroup.
  *
- * Usage: item_sketch [NT = 32] [periods = 2]: each CTA's warpgroups take periods x NT items each of
+ * Usage: item_sketch [NT = 32] [periods = 2] [chain = 0]: chain dependent L2 loads in the producer
+ * before each item's first tile (the real producer's per-item latency in outline: ~4 round trips);
+ * each CTA's warpgroups take periods x NT items each of
  * lengths 1 .. NT tiles (NT = 32: 4,096-token documents' mix; 8: 1,024), on one CTA an SM; 2 warm-up
  * launches, the median of 10; TFLOP/s counted as the forward does (4 x 64 rows x 128 keys x 128 a
  * warpgroup's tile). Registers without a GPU: sh dev/forward/item_sketch/regs.sh.
@@ -65,7 +69,7 @@ __device__ __forceinline__ uint32_t o_pair(const float (&oacc)[64], int i, float
 
 template <bool OWN, int S, bool PP, int EPI = EPI_TMA, bool AHEAD = false>
 __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict__ src, int nsrc, int nt, int items,
-                                                      uint8_t *out) {
+                                                      uint8_t *out, const int *hops, int chain) {
     using C = Cfg<128>;
     constexpr int RINGS = OWN ? 2 : 1;
     extern __shared__ __align__(1024) uint8_t smem[];
@@ -88,8 +92,20 @@ __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict_
     if (wg == 0) {
         setmaxnreg_dec<24>();
         const int r = tid / 32; /* warp r streams ring r */
+        /* before an item's first tile: `chain` dependent loads from L2 (hops[] holds zeros), the
+         * real producer's per-item chain in outline (the document search, its bounds, the row
+         * constants: ~4 global round trips before the item's first tile and record are out) */
+        int item = 0, next_start = 0;
+        auto item_chain = [&](int g) {
+            int idx = 0;
+            if (g == next_start) {
+                for (int c = 0; c < chain; c++) idx = __ldcg(hops + idx + c);
+                next_start += item_len(item++, r, nt, OWN);
+            }
+            return idx;
+        };
         if ((tid & 31) == 0 && r < RINGS)
-            ring_of(r).stream(src, nsrc, item_tiles(items, nt, OWN), blockIdx.x * 7 + 3 * r);
+            ring_of(r).stream(src, nsrc, item_tiles(items, nt, OWN), blockIdx.x * 7 + 3 * r, item_chain);
         return;
     }
     setmaxnreg_inc<240>();
@@ -162,13 +178,14 @@ __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict_
 }
 
 template <bool OWN, int S, bool PP, int EPI = EPI_TMA, bool AHEAD = false>
-static void run_items(const char *name, const uint8_t *src, int nsrc, int nt, int items, uint8_t *out, int sms) {
+static void run_items(const char *name, const uint8_t *src, int nsrc, int nt, int items, uint8_t *out, int sms,
+                      const int *hops, int chain) {
     constexpr int RINGS = OWN ? 2 : 1;
     const size_t smem = 16384 + (size_t)RINGS * S * kTileBytes + 2 * kOTile + RINGS * S * Cfg<128>::NB * 8 +
                         2 * RINGS * S * 8;
     auto k = item_sketch<OWN, S, PP, EPI, AHEAD>;
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    const double med = sketch_median_ms([&]() { k<<<sms, 384, smem>>>(src, nsrc, nt, items, out); });
+    const double med = sketch_median_ms([&]() { k<<<sms, 384, smem>>>(src, nsrc, nt, items, out, hops, chain); });
     const double flop = 4.0 * 64 * 128 * 128 * (double)item_tiles(items, nt, OWN) * 2 * sms;
     printf("| %-34s | %2d | %s | %d | %3s | %6.1f KB | %8.3f | %6.0f |\n", name, nt, OWN ? "own   " : "shared", S,
            PP ? "on" : "off", smem / 1024.0, med, flop / med * 1e-9);
@@ -176,8 +193,9 @@ static void run_items(const char *name, const uint8_t *src, int nsrc, int nt, in
 
 int main(int argc, char **argv) {
     const int nt = argc > 1 ? atoi(argv[1]) : 32, periods = argc > 2 ? atoi(argv[2]) : 2;
-    if (nt < 2 || nt % 2 || periods < 1) {
-        printf("usage: item_sketch [NT: an even count >= 2] [periods >= 1]\n");
+    const int chain = argc > 3 ? atoi(argv[3]) : 0;
+    if (nt < 2 || nt % 2 || periods < 1 || chain < 0 || chain > 64) {
+        printf("usage: item_sketch [NT: an even count >= 2] [periods >= 1] [chain: 0 .. 64]\n");
         return 2;
     }
     cudaDeviceProp prop;
@@ -194,18 +212,22 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&src, bytes));
     CK(cudaMalloc(&out, (size_t)sms * 2 * kOTile));
     CK(cudaMemcpy(src, h.data(), bytes, cudaMemcpyHostToDevice));
-    printf("%s, %d SMs; %d items a warpgroup of 1..%d tiles of 128 keys (ms: median of 10 launches)\n", prop.name, sms,
-           items, nt);
+    int *hops; /* zeros: the producer's dependent loads before each item (chain) */
+    CK(cudaMalloc(&hops, 128 * sizeof(int)));
+    CK(cudaMemset(hops, 0, 128 * sizeof(int)));
+    printf("%s, %d SMs; %d items a warpgroup of 1..%d tiles of 128 keys, %d dependent loads before each item's first "
+           "tile (ms: median of 10 launches)\n",
+           prop.name, sms, items, nt, chain);
     printf("| variant | NT | items | stages | ping-pong | smem | ms | TFLOP/s |\n|---|---|---|---|---|---|---|---|\n");
-    run_items<false, 3, true>("today: shared items, 3 stages", src, nsrc, nt, items, out, sms);
-    run_items<false, 2, true>("shared items, 2 stages", src, nsrc, nt, items, out, sms);
-    run_items<false, 3, false>("shared items, free-running", src, nsrc, nt, items, out, sms);
-    run_items<true, 2, true>("own items, 2 stages a ring", src, nsrc, nt, items, out, sms);
-    run_items<true, 2, false>("own items, free-running", src, nsrc, nt, items, out, sms);
-    run_items<false, 3, true, EPI_NONE>("today without the epilogue (probe)", src, nsrc, nt, items, out, sms);
-    run_items<false, 3, true, EPI_PLAIN>("today, plain-store epilogue (76th)", src, nsrc, nt, items, out, sms);
-    run_items<false, 3, true, EPI_TMA, true>("next S ahead, under the epilogue", src, nsrc, nt, items, out, sms);
-    run_items<false, 3, true, EPI_NONE, true>("next S ahead, no epilogue (probe)", src, nsrc, nt, items, out, sms);
-    run_items<false, 3, true>("today again (drift check)", src, nsrc, nt, items, out, sms);
+    run_items<false, 3, true>("today: shared items, 3 stages", src, nsrc, nt, items, out, sms, hops, chain);
+    run_items<false, 2, true>("shared items, 2 stages", src, nsrc, nt, items, out, sms, hops, chain);
+    run_items<false, 3, false>("shared items, free-running", src, nsrc, nt, items, out, sms, hops, chain);
+    run_items<true, 2, true>("own items, 2 stages a ring", src, nsrc, nt, items, out, sms, hops, chain);
+    run_items<true, 2, false>("own items, free-running", src, nsrc, nt, items, out, sms, hops, chain);
+    run_items<false, 3, true, EPI_NONE>("today without the epilogue (probe)", src, nsrc, nt, items, out, sms, hops, chain);
+    run_items<false, 3, true, EPI_PLAIN>("today, plain-store epilogue (76th)", src, nsrc, nt, items, out, sms, hops, chain);
+    run_items<false, 3, true, EPI_TMA, true>("next S ahead, under the epilogue", src, nsrc, nt, items, out, sms, hops, chain);
+    run_items<false, 3, true, EPI_NONE, true>("next S ahead, no epilogue (probe)", src, nsrc, nt, items, out, sms, hops, chain);
+    run_items<false, 3, true>("today again (drift check)", src, nsrc, nt, items, out, sms, hops, chain);
     return 0;
 }

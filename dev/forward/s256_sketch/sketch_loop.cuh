@@ -5,6 +5,7 @@
  */
 #pragma once
 #include <cuda.h>
+#include <type_traits>
 #include <cuda_runtime.h>
 
 #include "forward_wgmma.cuh"
@@ -105,10 +106,13 @@ template <int BN, int S> struct SketchRing {
     __device__ void release(int g) const { mbar_arrive(smem_u32(&empty[g % S])); }
     __device__ const float2 *cols(int g) const { return col + (g % S) * Cfg<BN>::NB; }
     /* the producer thread's side: `total` stages by bulk copies from src, ring position g taking
-     * source stage (first + g) % nsrc, each after the consumers released its slot */
-    __device__ void stream(const uint8_t *src, int nsrc, int total, int first) const {
+     * source stage (first + g) % nsrc, each after the consumers released its slot; before(g) runs
+     * first and returns a source offset (item_sketch: the producer's per-item latency) */
+    template <class Before = int (*)(int)>
+    __device__ void stream(const uint8_t *src, int nsrc, int total, int first, Before before = nullptr) const {
         for (int g = 0; g < total; g++) {
             const int s = g % S;
+            if constexpr (!std::is_pointer_v<Before>) first += before(g);
             if (g >= S) mbar_wait(smem_u32(&empty[s]), (uint32_t)(((g / S) - 1) & 1));
             mbar_expect_tx(smem_u32(&full[s]), Cfg<BN>::STAGE);
             bulk_load(smem_u32(stg + s * Cfg<BN>::STAGE), src + (size_t)((first + g) % nsrc) * Cfg<BN>::STAGE,
