@@ -12,6 +12,7 @@
  *            spec-direct row reference) | none
  *     REPS   timed repetitions (0: no timing)
  *   env FWD_DUMP=FILE writes O, lse and the row frames of the first call (before timing)
+ *   env FWD_TIMELINE_OUT=FILE (a timeline variant, v137): the stamps of one more call
  *   so that two builds meant to compute the same bits can be compared with cmp.
  *   env O_FLUSH=n: key tiles between the additions of O's accumulator into its FP32 sum
  *   (forward.cu flamia_fwd_o_flush; 0: none, the kernel before the thirty-fifth session; 1 acts
@@ -414,6 +415,10 @@ int main(int argc, char **argv) {
         std::sort(ts.begin(), ts.end());
         ms = ts[ts.size() / 2];
     }
+#ifdef FWD_TIMELINE /* a timeline variant (v137): one more call's stamps, for dev/forward/timeline.py */
+    if (const char *tl = getenv("FWD_TIMELINE_OUT"))
+        fwd_timeline_write(tl, [&]() { CK(flamia_sm90_forward(&P, d_ws, d_o, d_lse, 0)); });
+#endif
     printf("%-6s %-14s T=%-6d docs=%-5d Hq=%-2d Hkv=%-2d causal=%d | rows=%-7ld relL2=%.2e maxrel=%.2e "
            "dlse=%.2e ref-vs-f64=%.2e unwritten=%ld %s",
            kind_s, layout, T, ndocs, Hq, Hkv, causal, rows_checked, rel_l2, max_rel, max_lse, rel_f64, unwritten,

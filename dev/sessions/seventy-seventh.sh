@@ -121,7 +121,21 @@
 #     under +2 %, with 8 loads none or negative; at NT = 32 both within 2 % of chain 0.
 #     Rule: the explanation (the producer's per-item latency, not the order itself) stands if next S
 #     ahead's lead at NT = 8 falls below 2 % with 4 or 8 loads; else the outline misses another cost.
-# Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu] [v134] [v135] [v134b] [chain]
+#     Measured (H100; dev/logs/seventy-seventh_item_sketch_chain_h100.log): at NT = 8 today 747 / 743 /
+#     738 and next S ahead 819 / 805 / 807 TFLOP/s with 0 / 4 / 8 loads (+9.6 / +8.3 / +9.3 %); NT = 32
+#     within 2 % of chain 0. The rule fails: ~1 us of dependent loads hides behind the 3-stage ring in
+#     the outline; the real producer's chain is longer or costs otherwise.
+#   timeline: dev/forward/v137_timeline.patch (clock64 stamps of the producer's per-item chain and the
+#     consumers' waits for it; a measurement) on 64x1024, 16x1024 and 16x4096, summarized on the device
+#     by dev/forward/timeline.py; the committed harness timed beside it for the stamps' cost. Carry
+#     dev/forward/bin (`sh dev/forward/build.sh dev/forward/v137_timeline.patch`).
+#     Predicted (written before any run): the producer's chain (round start -> record) 2-4 us; the
+#     consumers' wait for the record 0.3-1 us an item on 1..2-tile items, 0.1-0.5 on 3..8, ~0 on 9+;
+#     the boundary (last P V done -> the next item's first tile ready) 2-3 us; the stamps' cost < 1 %.
+#     Rule: the producer split (the item's preparation in a warp of its own) is worth an outline only if
+#     the two warpgroups' mean waits (record plus first tile) reach 10 % of the mean boundary on 1..8-tile
+#     items; else it is dropped.
+# Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu] [v134] [v135] [v134b] [chain] [timeline]
 . dev/device_lib.sh
 steps=${*:-items}
 if [[ " $steps " == *" items "* ]]; then
@@ -199,6 +213,16 @@ if [[ " $steps " == *" chain "* ]]; then
       timeout 60 dev/forward/bin/item_sketch $nt $(( nt == 32 ? 2 : 8 )) $chain 2>&1 | tee -a $OUT/item_sketch_chain.log
       echo "item_sketch $nt chain $chain: rc=${PIPESTATUS[0]} ($(dev_elapsed) s)"
     done
+  done
+fi
+if [[ " $steps " == *" timeline "* ]]; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  for w in 64x1024 16x1024 16x4096; do
+    FWD_TIMELINE_OUT=$OUT/timeline_$w.bin timeout 60 dev/forward/bin/check_v137_timeline mxfp8 $w 16 16 1 none 10 2>&1 |
+      tail -1 | cut -c1-40,150-
+    timeout 60 dev/forward/bin/check_forward mxfp8 $w 16 16 1 none 10 2>&1 | tail -1 | cut -c1-40,150-
+    echo "== $w"
+    python3 dev/forward/timeline.py $OUT/timeline_$w.bin | tee $OUT/timeline_$w.md
   done
 fi
 [ -d $OUT/logs ] && (cd $OUT && tar -czf logs.tgz logs && rm -rf logs)
