@@ -219,8 +219,8 @@ if [[ " $steps " == *" timeline "* ]]; then
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
   for w in 64x1024 16x1024 16x4096; do
     FWD_TIMELINE_OUT=$OUT/timeline_$w.bin timeout 60 dev/forward/bin/check_v137_timeline mxfp8 $w 16 16 1 none 10 2>&1 |
-      tail -1 | cut -c1-40,150-
-    timeout 60 dev/forward/bin/check_forward mxfp8 $w 16 16 1 none 10 2>&1 | tail -1 | cut -c1-40,150-
+      tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/v137 $w /"
+    timeout 60 dev/forward/bin/check_forward mxfp8 $w 16 16 1 none 10 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/HEAD $w /"
     echo "== $w"
     python3 dev/forward/timeline.py $OUT/timeline_$w.bin | tee $OUT/timeline_$w.md
   done
