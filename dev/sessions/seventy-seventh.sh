@@ -135,6 +135,18 @@
 #     Rule: the producer split (the item's preparation in a warp of its own) is worth an outline only if
 #     the two warpgroups' mean waits (record plus first tile) reach 10 % of the mean boundary on 1..8-tile
 #     items; else it is dropped.
+#     Measured (H100; dev/logs/seventy-seventh_timeline_h100.tgz; means in ns, 1..2-tile / 3..8-tile
+#     items): 64x1024: the producer's chain 866 + 1214 + 745 = 2,825 (start -> Q free -> tile 0 out ->
+#     record), the record out 707 / 637 before warpgroup 0 asks on average, yet the consumers wait
+#     288 / 328 (wg0) and 256 / 289 (wg1) for it and 197-216 more for the first tile; the boundary (last
+#     P V done -> next first tile) 1,449 / 1,566, of it the epilogue 938 / 1,043. 16x1024: record waits
+#     531-594, tile-0 waits 214-227, boundary 1,412 / 1,515. 16x4096: record waits 114-192 on items up to
+#     16 tiles, 360-427 on 17+; tile-0 waits ~200 everywhere. The stamps cost 2.2-3.4 % (v137 against
+#     HEAD beside it: 0.581 / 0.562, 0.167 / 0.162, 1.584 / 1.563 ms). Predicted: chain 2-4 us (inside),
+#     record waits 0.3-1 us on 1..2 tiles (inside), 0.1-0.5 on 3..8 (inside), ~0 on 9+ (above: 0.1-0.4),
+#     boundary 2-3 us (below: 1.4-1.7), the stamps < 1 % (above). Rule: waits / boundary = ~0.5 / 1.5 at
+#     64x1024 and ~0.8 / 1.45 at 16x1024, far above 10 %: the producer's lateness is a third to a half
+#     of the boundary on 1,024-token documents (~5 % and ~8 % of those kernels; ~1.5 % at 16x4096).
 # Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu] [v134] [v135] [v134b] [chain] [timeline]
 . dev/device_lib.sh
 steps=${*:-items}
