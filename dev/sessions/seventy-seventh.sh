@@ -147,7 +147,19 @@
 #     boundary 2-3 us (below: 1.4-1.7), the stamps < 1 % (above). Rule: waits / boundary = ~0.5 / 1.5 at
 #     64x1024 and ~0.8 / 1.45 at 16x1024, far above 10 %: the producer's lateness is a third to a half
 #     of the boundary on 1,024-token documents (~5 % and ~8 % of those kernels; ~1.5 % at 16x4096).
-# Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu] [v134] [v135] [v134b] [chain] [timeline]
+#   v138: dev/forward/v138_producer_split.patch (the producer split: warp 0 streams the tiles from each
+#     item's record, warps 1-3 prepare the items one ahead, Q's TMA included) against the committed
+#     kernel: dev_forward_lean with three rounds (medians printed), the checks on a random layout, the
+#     forward's gpu tests on its library. Carry build-carry, dev/forward/bin (`sh dev/forward/build.sh
+#     dev/forward/v138_producer_split.patch`, check_forward and check_v138_producer_split only) and
+#     build-v138 (as build-v133). ptxas: main mxfp8 kernel's spills 48 / 64 -> 64 / 76 B (the 40-register
+#     producer), no C7514 / C7515.
+#     Predicted (written before any run): the same bytes; medians -3..-5 % at 64x1024, -4..-7 % at
+#     16x1024, -0.5..-1.5 % at 16x4096.
+#     Rule: promote if the same bytes, the gpu tests pass on its library, the medians >= 1 % faster at
+#     64x1024 and at 16x1024 and no more than 0.3 % slower at 16x4096; then racecheck and the whole
+#     suite before the acceptance ratios.
+# Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu] [v134] [v135] [v134b] [chain] [timeline] [v138]
 . dev/device_lib.sh
 steps=${*:-items}
 if [[ " $steps " == *" items "* ]]; then
@@ -236,6 +248,22 @@ if [[ " $steps " == *" timeline "* ]]; then
     echo "== $w"
     python3 dev/forward/timeline.py $OUT/timeline_$w.bin | tee $OUT/timeline_$w.md
   done
+fi
+if [[ " $steps " == *" v138 "* ]]; then
+  dev_carry
+  REPS=3 CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh \
+    check_forward check_v138_producer_split > $OUT/v138_timing.log 2>&1
+  echo "timing done ($(dev_elapsed) s)"
+  grep "^mxfp8 " $OUT/v138_timing.log | awk '{print $2, $3, $(NF-2)}' | sort -k1,1 -k2,2 -k3,3n |
+    awk '{k=$1" "$2; v[k]=v[k]" "$3; n[k]++} END {for (k in v) {split(substr(v[k],2),a," "); print k, "median", a[int((n[k]+1)/2)], "of", n[k]}}' | sort
+  WORKLOADS="rand3000:1 4 2 1" bash dev/forward/compare.sh check_forward check_v138_producer_split 2>&1 | grep -v "^mxfp8 " \
+    > $OUT/v138_checks.log
+  grep -cE "PASS" $OUT/v138_checks.log | sed 's/^/PASS lines: /'
+  grep -E "FAIL|DIFFERS" $OUT/v138_checks.log | cut -c1-200
+  grep -c "same bytes" $OUT/v138_checks.log | sed 's/^/same-bytes lines: /'
+  echo "checks done ($(dev_elapsed) s)"
+  dev_forward_tests_on $PWD/build-v138 $OUT/logs
+  grep "^mxfp8 " $OUT/v138_timing.log
 fi
 [ -d $OUT/logs ] && (cd $OUT && tar -czf logs.tgz logs && rm -rf logs)
 echo "done ($(dev_elapsed) s)"
