@@ -252,8 +252,8 @@ fi
 if [[ " $steps " == *" v138 "* ]]; then
   dev_carry
   # a hang or a wrong result stops the step at once (a hang would spend 40 s a timed run)
-  for a in "mxfp8 rand3000:1 4 2 1" "mxfp8 64x1024 16 16 1" "exact rand2000:2 4 4 0"; do
-    timeout 20 dev/forward/bin/check_v138_producer_split $a full 2>&1 | tail -1 | cut -c1-220
+  for a in "mxfp8 rand3000:1 4 2 1 full" "mxfp8 64x1024 16 16 1 sample300" "exact rand2000:2 4 4 0 full"; do
+    timeout 30 dev/forward/bin/check_v138_producer_split $a 2>&1 | tail -1 | cut -c1-220
     rc=${PIPESTATUS[0]}; echo "v138 $a: rc=$rc"
     [ $rc = 0 ] || { echo "v138 failed its first check: step stopped"; steps=; break; }
   done
