@@ -126,19 +126,22 @@ dev_forward_tests_on() {
 }
 # dev_forward_lean NAME LIBDIR BIN...: forward variants (dev/forward/bin/BIN, the first the base)
 # in the order that matters if the call is cut: the forward timed on 3 workloads, all builds
-# alternated, twice ($OUT/NAME_timing.log); then the reference checks and bytes (compare.sh on one
-# small timed layout, $OUT/NAME_checks.log, summarized); then the forward's gpu tests on LIBDIR's library
+# alternated, REPS times (default twice; $OUT/NAME_timing.log, then each build's median TFLOP/s a
+# workload); then the reference checks and bytes (compare.sh on one small timed layout,
+# $OUT/NAME_checks.log, summarized); then the forward's gpu tests on LIBDIR's library (LIBDIR "-": none)
 dev_forward_lean() {
   local name=$1 lib=$2; shift 2
   CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh "$@" \
     > $OUT/${name}_timing.log 2>&1
   echo "timing done ($(dev_elapsed) s)"
+  grep "^mxfp8 " $OUT/${name}_timing.log | awk '{print $2, $3, $(NF-2)}' | sort -k1,1 -k2,2 -k3,3n |
+    awk '{k=$1" "$2; v[k]=v[k]" "$3; n[k]++} END {for (k in v) {split(substr(v[k],2),a," "); print k, "median", a[int((n[k]+1)/2)], "of", n[k]}}' | sort
   WORKLOADS="rand3000:1 4 2 1" bash dev/forward/compare.sh "$@" 2>&1 | grep -v "^mxfp8 " > $OUT/${name}_checks.log
   grep -cE "PASS" $OUT/${name}_checks.log | sed 's/^/PASS lines: /'
   grep -E "FAIL|DIFFERS" $OUT/${name}_checks.log | cut -c1-200
   grep -c "same bytes" $OUT/${name}_checks.log | sed 's/^/same-bytes lines: /'
   echo "checks done ($(dev_elapsed) s)"
-  dev_forward_tests_on "$lib" $OUT/logs
+  [ "$lib" = - ] || dev_forward_tests_on "$lib" $OUT/logs
 }
 # dev_carry: the environment of a command that runs carried binaries (build-carry, from
 # `bash dev/carry_bins.sh`): C, the run paths, OUT/logs; prints the GPU's name, driver and top clock

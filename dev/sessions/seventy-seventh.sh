@@ -211,31 +211,13 @@ if [[ " $steps " == *" v134 "* ]]; then
 fi
 if [[ " $steps " == *" v135 "* ]]; then
   dev_carry
-  V="check_forward check_v134b_producer_only check_v135_producer_ahead check_v136_item_ahead_producer_ahead"
-  REPS=3 CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh $V \
-    > $OUT/v135_timing.log 2>&1
-  echo "timing done ($(dev_elapsed) s)"
-  WORKLOADS="rand3000:1 4 2 1" bash dev/forward/compare.sh $V 2>&1 | grep -v "^mxfp8 " > $OUT/v135_checks.log
-  grep -cE "PASS" $OUT/v135_checks.log | sed 's/^/PASS lines: /'
-  grep -E "FAIL|DIFFERS" $OUT/v135_checks.log | cut -c1-200
-  grep -c "same bytes" $OUT/v135_checks.log | sed 's/^/same-bytes lines: /'
-  echo "checks done ($(dev_elapsed) s)"
+  REPS=3 dev_forward_lean v135 - check_forward check_v134b_producer_only check_v135_producer_ahead \
+    check_v136_item_ahead_producer_ahead
   grep "^mxfp8 " $OUT/v135_timing.log
 fi
 if [[ " $steps " == *" v134b "* ]]; then
   dev_carry
-  REPS=5 CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh \
-    check_forward check_v134b_producer_only > $OUT/v134b_timing.log 2>&1
-  echo "timing done ($(dev_elapsed) s)"
-  # median TFLOP/s per workload and build
-  grep "^mxfp8 " $OUT/v134b_timing.log | awk '{print $2, $3, $(NF-2)}' | sort -k1,1 -k2,2 -k3,3n |
-    awk '{k=$1" "$2; v[k]=v[k]" "$3; n[k]++} END {for (k in v) {split(substr(v[k],2),a," "); print k, "median", a[int((n[k]+1)/2)], "of", n[k]}}' | sort
-  WORKLOADS="rand3000:1 4 2 1" bash dev/forward/compare.sh check_forward check_v134b_producer_only 2>&1 | grep -v "^mxfp8 " \
-    > $OUT/v134b_checks.log
-  grep -cE "PASS" $OUT/v134b_checks.log | sed 's/^/PASS lines: /'
-  grep -E "FAIL|DIFFERS" $OUT/v134b_checks.log | cut -c1-200
-  grep -c "same bytes" $OUT/v134b_checks.log | sed 's/^/same-bytes lines: /'
-  dev_forward_tests_on $PWD/build-v134b $OUT/logs
+  REPS=5 dev_forward_lean v134b $PWD/build-v134b check_forward check_v134b_producer_only
 fi
 if [[ " $steps " == *" chain "* ]]; then
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
@@ -266,18 +248,7 @@ if [[ " $steps " == *" v138 "* ]]; then
   done
 fi
 if [[ " $steps " == *" v138 "* ]]; then
-  REPS=3 CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh \
-    check_forward check_v138_producer_split > $OUT/v138_timing.log 2>&1
-  echo "timing done ($(dev_elapsed) s)"
-  grep "^mxfp8 " $OUT/v138_timing.log | awk '{print $2, $3, $(NF-2)}' | sort -k1,1 -k2,2 -k3,3n |
-    awk '{k=$1" "$2; v[k]=v[k]" "$3; n[k]++} END {for (k in v) {split(substr(v[k],2),a," "); print k, "median", a[int((n[k]+1)/2)], "of", n[k]}}' | sort
-  WORKLOADS="rand3000:1 4 2 1" bash dev/forward/compare.sh check_forward check_v138_producer_split 2>&1 | grep -v "^mxfp8 " \
-    > $OUT/v138_checks.log
-  grep -cE "PASS" $OUT/v138_checks.log | sed 's/^/PASS lines: /'
-  grep -E "FAIL|DIFFERS" $OUT/v138_checks.log | cut -c1-200
-  grep -c "same bytes" $OUT/v138_checks.log | sed 's/^/same-bytes lines: /'
-  echo "checks done ($(dev_elapsed) s)"
-  dev_forward_tests_on $PWD/build-v138 $OUT/logs
+  REPS=3 dev_forward_lean v138 $PWD/build-v138 check_forward check_v138_producer_split
   grep "^mxfp8 " $OUT/v138_timing.log
 fi
 [ -d $OUT/logs ] && (cd $OUT && tar -czf logs.tgz logs && rm -rf logs)
