@@ -166,8 +166,41 @@
 #     l of exponentials" rows, 5.5-5.9e-2 over the 1.6e-2 bound, are that row's expected reading). Slower where it
 #     ran: medians (TFLOP/s, HEAD -> v138) 16x4096 700.8 -> 690.1 (-1.5 %), 64x1024 493.1 -> 485.8
 #     (-1.5 %), 16x1024 426.0 -> 402.6 (-5.5 %). Refuted on speed (its FP8 kernels were correct).
-# Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu] [v134] [v135] [v134b] [chain] [timeline] [v138]
+#   v139 (queued for the next session, not run): dev/forward/v139_split_timeline.patch (v138 with its
+#     BF16 defect fixed, kE = kQFull + 32 x kQBufs, and v137's stamps; its slots in the patch's header):
+#     three first checks (bf16 among them: the fix), then the timeline on 64x1024, 16x1024 and 16x4096
+#     with the committed harness timed beside it. Carry dev/forward/bin (`sh dev/forward/build.sh
+#     dev/forward/v139_split_timeline.patch`; check_forward and check_v139_split_timeline). ~60 s.
+#     Predicted (written before any run): the consumers' record waits under 0.1 us on 1..8-tile items
+#     (Q loaded an item ahead), and the first-tile wait up by about what v138 lost (0.2 -> 0.4-0.6 us
+#     at 1,024 tokens: one warp now issues every tile).
+#     Rule: if the record wait is gone and the first-tile wait grew by about v138's loss, the split's
+#     cost is its tile warp (next: the tiles by two warps, or the column factors out of that warp's
+#     path); if the record wait stays, the Q inference was wrong and the producer line is closed.
+# Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu] [v134] [v135] [v134b] [chain] [timeline] [v138] [v139]
 . dev/device_lib.sh
+# first_checks BIN ARGS...: each ARGS (one quoted string) a check_forward run of BIN; a failure or a hang
+# (30 s) stops the caller's step at once, before any timed run could spend 40 s on it
+first_checks() {
+  local bin=$1 a rc; shift
+  for a in "$@"; do
+    timeout 30 dev/forward/bin/$bin $a 2>&1 | tail -1 | cut -c1-220
+    rc=${PIPESTATUS[0]}; echo "$bin $a: rc=$rc"
+    [ $rc = 0 ] || { echo "$bin failed its first check: step stopped"; return 1; }
+  done
+}
+# timeline_runs BIN TAG: BIN's stamps (FWD_TIMELINE_OUT) on three workloads, the committed harness timed
+# beside it, each summarized by dev/forward/timeline.py ($OUT/TAG_W.bin, .md)
+timeline_runs() {
+  local bin=$1 tag=$2 w
+  for w in 64x1024 16x1024 16x4096; do
+    FWD_TIMELINE_OUT=$OUT/${tag}_$w.bin timeout 60 dev/forward/bin/$bin mxfp8 $w 16 16 1 none 10 2>&1 |
+      tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/$bin $w /"
+    timeout 60 dev/forward/bin/check_forward mxfp8 $w 16 16 1 none 10 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/HEAD $w /"
+    echo "== $w"
+    python3 dev/forward/timeline.py $OUT/${tag}_$w.bin | tee $OUT/${tag}_$w.md
+  done
+}
 steps=${*:-items}
 if [[ " $steps " == *" items "* ]]; then
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
@@ -230,26 +263,21 @@ if [[ " $steps " == *" chain "* ]]; then
 fi
 if [[ " $steps " == *" timeline "* ]]; then
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-  for w in 64x1024 16x1024 16x4096; do
-    FWD_TIMELINE_OUT=$OUT/timeline_$w.bin timeout 60 dev/forward/bin/check_v137_timeline mxfp8 $w 16 16 1 none 10 2>&1 |
-      tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/v137 $w /"
-    timeout 60 dev/forward/bin/check_forward mxfp8 $w 16 16 1 none 10 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/HEAD $w /"
-    echo "== $w"
-    python3 dev/forward/timeline.py $OUT/timeline_$w.bin | tee $OUT/timeline_$w.md
-  done
+  timeline_runs check_v137_timeline timeline
 fi
 if [[ " $steps " == *" v138 "* ]]; then
   dev_carry
-  # a hang or a wrong result stops the step at once (a hang would spend 40 s a timed run)
-  for a in "mxfp8 rand3000:1 4 2 1 full" "mxfp8 64x1024 16 16 1 sample300" "exact rand2000:2 4 4 0 full"; do
-    timeout 30 dev/forward/bin/check_v138_producer_split $a 2>&1 | tail -1 | cut -c1-220
-    rc=${PIPESTATUS[0]}; echo "v138 $a: rc=$rc"
-    [ $rc = 0 ] || { echo "v138 failed its first check: step stopped"; steps=; break; }
-  done
+  first_checks check_v138_producer_split "mxfp8 rand3000:1 4 2 1 full" "mxfp8 64x1024 16 16 1 sample300" \
+    "exact rand2000:2 4 4 0 full" || steps=
 fi
 if [[ " $steps " == *" v138 "* ]]; then
   REPS=3 dev_forward_lean v138 $PWD/build-v138 check_forward check_v138_producer_split
   grep "^mxfp8 " $OUT/v138_timing.log
+fi
+if [[ " $steps " == *" v139 "* ]]; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  first_checks check_v139_split_timeline "mxfp8 rand3000:1 4 2 1 full" "bf16 rand3000:1 4 2 1 full" \
+    "exact rand2000:2 4 4 0 full" && timeline_runs check_v139_split_timeline timeline139
 fi
 [ -d $OUT/logs ] && (cd $OUT && tar -czf logs.tgz logs && rm -rf logs)
 echo "done ($(dev_elapsed) s)"
