@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(384, 1) item_sketch(const uint8_t *__restrict_
     const float crow[2] = {0.1275f * (1.f + 0.01f * (tid & 7)), 0.1275f};
     int g = 0;
     float sink = 0.f, sacc[C::NACC];
-    if (AHEAD) sketch_first_s<128, S, PP>(sacc, kv, sQa, cw);
+    if (AHEAD) sketch_first_s<128, S, PP>(sacc, kv, 0, sQa, cw);
     for (int item = 0; item < items; item++) {
         const int ntiles = item_len(item, cw, nt, OWN);
         float oacc[64], l_run[2];

@@ -129,6 +129,19 @@ __device__ __forceinline__ void sketch_fill_inputs(uint8_t *sQ, float2 *sCol, in
     for (int i = threadIdx.x; i < ncol; i += blockDim.x) sCol[i] = make_float2(0.25f + 0.001f * i, 0.5f);
 }
 
+/* an item's first S = Q K^T alone at ring position g, in its own ping-pong turn (PP); committed, not
+ * waited for: sketch_item's first tile, and AHEAD's first item before the item loop */
+template <int BN, int S, bool PP>
+__device__ __forceinline__ void sketch_first_s(float (&sacc)[Cfg<BN>::NACC], const SketchRing<BN, S> &ring, int g,
+                                               uint32_t sQa, int cw) {
+    ring.wait_full(g);
+    if (PP) bar_named(1 + cw, 256);
+    wgmma_fence();
+    issue_qk<BN>(sacc, sQa, ring.k(g));
+    wgmma_commit();
+    if (PP) bar_named_arrive(1 + (1 - cw), 256);
+}
+
 /* one work item of ntiles key tiles from ring position g, as forward.cu's consumer loop in outline:
  * O (oacc) and the rows' l (l_run) come back; with OVL S(n+1) = Q K^T is issued with O += P(n) V(n)
  * and the softmax of S(n+1) runs under that P V, without it P V(n) completes before S(n+1) is
@@ -154,15 +167,8 @@ __device__ __forceinline__ void sketch_item(float (&oacc)[64], float (&l_run)[2]
     float m_run[2] = {-INFINITY, -INFINITY}, fo[2];
     l_run[0] = l_run[1] = 0.f;
     uint32_t pa[C::NP], pb[C::NP];
-    /* first tile: S alone */
-    if (!AHEAD) {
-        ring.wait_full(g);
-        sched_wait();
-        wgmma_fence();
-        issue_qk<BN>(sacc, sQa, ring.k(g));
-        wgmma_commit();
-        sched_done();
-    }
+    /* first tile: S alone (AHEAD: issued before) */
+    if (!AHEAD) sketch_first_s<BN, S, PP>(sacc, ring, g, sQa, cw);
     wgmma_wait<0>();
     reg_fence(sacc);
     softmax<BN>(sacc, pa, m_run, l_run, fo, crow, ring.cols(g));
@@ -249,16 +255,4 @@ __device__ __forceinline__ void sketch_item(float (&oacc)[64], float (&l_run)[2]
         last_pv(pb);
     else
         last_pv(pa);
-}
-
-/* AHEAD's first item: its first S issued alone before the item loop */
-template <int BN, int S, bool PP>
-__device__ __forceinline__ void sketch_first_s(float (&sacc)[Cfg<BN>::NACC], const SketchRing<BN, S> &ring, uint32_t sQa,
-                                               int cw) {
-    ring.wait_full(0);
-    if (PP) bar_named(1 + cw, 256);
-    wgmma_fence();
-    issue_qk<BN>(sacc, sQa, ring.k(0));
-    wgmma_commit();
-    if (PP) bar_named_arrive(1 + (1 - cw), 256);
 }
