@@ -124,6 +124,11 @@ dev_forward_tests_on() {
   LD_LIBRARY_PATH=$1:$LD_LIBRARY_PATH dev_gpu_tests $C/tests/gpu "$2" test_gpu_forward test_gpu_consistency \
     test_gpu_leak test_gpu_padded test_gpu_api
 }
+# dev_medians LOG: each build's median TFLOP/s a workload over the mxfp8 timing lines of a compare.sh LOG
+dev_medians() {
+  grep "^mxfp8 " "$1" | awk '{print $2, $3, $(NF-2)}' | sort -k1,1 -k2,2 -k3,3n |
+    awk '{k=$1" "$2; v[k]=v[k]" "$3; n[k]++} END {for (k in v) {split(substr(v[k],2),a," "); print k, "median", a[int((n[k]+1)/2)], "of", n[k]}}' | sort
+}
 # dev_forward_lean NAME LIBDIR BIN...: forward variants (dev/forward/bin/BIN, the first the base)
 # in the order that matters if the call is cut: the forward timed on 3 workloads, all builds
 # alternated, REPS times (default twice; $OUT/NAME_timing.log, then each build's median TFLOP/s a
@@ -134,8 +139,7 @@ dev_forward_lean() {
   CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh "$@" \
     > $OUT/${name}_timing.log 2>&1
   echo "timing done ($(dev_elapsed) s)"
-  grep "^mxfp8 " $OUT/${name}_timing.log | awk '{print $2, $3, $(NF-2)}' | sort -k1,1 -k2,2 -k3,3n |
-    awk '{k=$1" "$2; v[k]=v[k]" "$3; n[k]++} END {for (k in v) {split(substr(v[k],2),a," "); print k, "median", a[int((n[k]+1)/2)], "of", n[k]}}' | sort
+  dev_medians $OUT/${name}_timing.log
   WORKLOADS="rand3000:1 4 2 1" bash dev/forward/compare.sh "$@" 2>&1 | grep -v "^mxfp8 " > $OUT/${name}_checks.log
   grep -cE "PASS" $OUT/${name}_checks.log | sed 's/^/PASS lines: /'
   grep -E "FAIL|DIFFERS" $OUT/${name}_checks.log | cut -c1-200
@@ -174,5 +178,28 @@ dev_lat_ab() {
     "$setup" "$m"
     timeout 150 $C/experiments/latency/latency --backend cuda $w --out $OUT/logs/lat_$m.h5 > $OUT/logs/lat_$m.log 2>&1
     echo "latency $m rc=$? ($(dev_elapsed) s)"
+  done
+}
+
+# dev_first_checks BIN ARGS...: each ARGS (one quoted string) a check_forward run of BIN; a failure or a hang
+# (30 s) stops the caller's step at once, before any timed run could spend 40 s on it
+dev_first_checks() {
+  local bin=$1 a rc; shift
+  for a in "$@"; do
+    timeout 30 dev/forward/bin/$bin $a 2>&1 | tail -1 | cut -c1-220
+    rc=${PIPESTATUS[0]}; echo "$bin $a: rc=$rc"
+    [ $rc = 0 ] || { echo "$bin failed its first check: step stopped"; return 1; }
+  done
+}
+# dev_timeline_runs BIN TAG [FLAGS]: BIN's stamps (FWD_TIMELINE_OUT) on three workloads, the committed harness
+# timed beside it, each summarized by dev/forward/timeline.py FLAGS ($OUT/TAG_W.bin, .md)
+dev_timeline_runs() {
+  local bin=$1 tag=$2 flags=$3 w
+  for w in 64x1024 16x1024 16x4096; do
+    FWD_TIMELINE_OUT=$OUT/${tag}_$w.bin timeout 60 dev/forward/bin/$bin mxfp8 $w 16 16 1 none 10 2>&1 |
+      tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/$bin $w /"
+    timeout 60 dev/forward/bin/check_forward mxfp8 $w 16 16 1 none 10 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/HEAD $w /"
+    echo "== $w"
+    python3 dev/forward/timeline.py $flags $OUT/${tag}_$w.bin | tee $OUT/${tag}_$w.md
   done
 }

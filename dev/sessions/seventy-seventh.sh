@@ -179,28 +179,6 @@
 #     path); if the record wait stays, the Q inference was wrong and the producer line is closed.
 # Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu] [v134] [v135] [v134b] [chain] [timeline] [v138] [v139]
 . dev/device_lib.sh
-# first_checks BIN ARGS...: each ARGS (one quoted string) a check_forward run of BIN; a failure or a hang
-# (30 s) stops the caller's step at once, before any timed run could spend 40 s on it
-first_checks() {
-  local bin=$1 a rc; shift
-  for a in "$@"; do
-    timeout 30 dev/forward/bin/$bin $a 2>&1 | tail -1 | cut -c1-220
-    rc=${PIPESTATUS[0]}; echo "$bin $a: rc=$rc"
-    [ $rc = 0 ] || { echo "$bin failed its first check: step stopped"; return 1; }
-  done
-}
-# timeline_runs BIN TAG: BIN's stamps (FWD_TIMELINE_OUT) on three workloads, the committed harness timed
-# beside it, each summarized by dev/forward/timeline.py ($OUT/TAG_W.bin, .md)
-timeline_runs() {
-  local bin=$1 tag=$2 w
-  for w in 64x1024 16x1024 16x4096; do
-    FWD_TIMELINE_OUT=$OUT/${tag}_$w.bin timeout 60 dev/forward/bin/$bin mxfp8 $w 16 16 1 none 10 2>&1 |
-      tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/$bin $w /"
-    timeout 60 dev/forward/bin/check_forward mxfp8 $w 16 16 1 none 10 2>&1 | tail -1 | grep -o "| [0-9.]* ms.*" | sed "s/^/HEAD $w /"
-    echo "== $w"
-    python3 dev/forward/timeline.py $OUT/${tag}_$w.bin | tee $OUT/${tag}_$w.md
-  done
-}
 steps=${*:-items}
 if [[ " $steps " == *" items "* ]]; then
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
@@ -263,11 +241,11 @@ if [[ " $steps " == *" chain "* ]]; then
 fi
 if [[ " $steps " == *" timeline "* ]]; then
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-  timeline_runs check_v137_timeline timeline
+  dev_timeline_runs check_v137_timeline timeline
 fi
 if [[ " $steps " == *" v138 "* ]]; then
   dev_carry
-  first_checks check_v138_producer_split "mxfp8 rand3000:1 4 2 1 full" "mxfp8 64x1024 16 16 1 sample300" \
+  dev_first_checks check_v138_producer_split "mxfp8 rand3000:1 4 2 1 full" "mxfp8 64x1024 16 16 1 sample300" \
     "exact rand2000:2 4 4 0 full" || steps=
 fi
 if [[ " $steps " == *" v138 "* ]]; then
@@ -276,8 +254,8 @@ if [[ " $steps " == *" v138 "* ]]; then
 fi
 if [[ " $steps " == *" v139 "* ]]; then
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-  first_checks check_v139_split_timeline "mxfp8 rand3000:1 4 2 1 full" "bf16 rand3000:1 4 2 1 full" \
-    "exact rand2000:2 4 4 0 full" && timeline_runs check_v139_split_timeline timeline139
+  dev_first_checks check_v139_split_timeline "mxfp8 rand3000:1 4 2 1 full" "bf16 rand3000:1 4 2 1 full" \
+    "exact rand2000:2 4 4 0 full" && dev_timeline_runs check_v139_split_timeline timeline139
 fi
 [ -d $OUT/logs ] && (cd $OUT && tar -czf logs.tgz logs && rm -rf logs)
 echo "done ($(dev_elapsed) s)"

@@ -1,0 +1,84 @@
+#!/bin/bash
+# Seventy-eighth session. Steps (default: v140):
+#   v140: dev/forward/v140_epilogue_timeline.patch (v137's clock stamps with the producer's four given to
+#     warpgroup 0's epilogue steps): one first check, then the stamps on 64x1024, 16x1024 and 16x4096
+#     with the committed harness timed beside it, read by `dev/forward/timeline.py --epilogue` (medians,
+#     each CTA's first item left out). Carry dev/forward/bin (`sh dev/forward/build.sh
+#     dev/forward/v140_epilogue_timeline.patch`). ~40 s.
+#     Why: v139 (the seventy-seventh's queued step, run first this session) showed that the record wait
+#     read last session was mostly each CTA's first item (the kernel's start, ~7.5 us, in a mean over
+#     ~15 items at 16x1024); without it the wait is 0.11 us median on HEAD and on v139 alike, ~0.06-0.1 us
+#     mean above that floor on HEAD. The boundary's large part is the epilogue, ~1.0 us an item
+#     (stamp 7 -> 8) at every item length.
+#     Predicted (written before any run): the epilogue ~1.0 us median; the rows (l, 1 / l, lse, frame)
+#     ~0.15 us, the drain ~0.05, the first barrier 0.1-0.3, the stmatrix 0.15-0.25, the fence and
+#     second barrier 0.1-0.2, the stores' issue < 0.05.
+#     Rule: a step with >= 40 % of the epilogue is the next variant's target (remove or hide that step);
+#     if no step has 30 %, the epilogue is spread over its steps and its line stops where v132 left it.
+#     Measured (H100, dev/logs/seventy-eighth_v140_h100.log): the epilogue 1.11-1.32 us median (the
+#     stamps inside add to it); the rows 404-439 ns (~35 %), the drain 108 ns on 1..2-tile items and
+#     224-277 on longer ones, the first barrier 77-79, the stmatrix 281-332, the fence and second barrier
+#     94-103, the stores' issue 89-97; record wait 105-109, first-tile wait 177-189. No step has 40 %;
+#     the rows have 30-40 %, between the rule's two clauses. v132 already ran the rows under the last
+#     P V and moved nothing, so the epilogue's length may not be what the kernel pays: step v141.
+#   v141: two probes (wrong outputs, timing only) beside the committed kernel, three rounds alternated
+#     (compare.sh, 16x4096, 64x1024, 16x1024): v141a_no_epilogue (no epilogue at all: each warpgroup
+#     goes from its last P V to the next item) and v141b_rows_only (the rows kept, no O). Carry
+#     dev/forward/bin (`sh dev/forward/build.sh dev/forward/v141a_no_epilogue.patch
+#     dev/forward/v141b_rows_only.patch`). ~60 s.
+#     Predicted (written before any run): v141a -4..-8 % time at 1,024 tokens and -1.5..-3 % at
+#     16x4096; v141b about halfway between.
+#     Rule: v141a < 2 % faster at 1,024 tokens -> the epilogue runs hidden under the other warpgroup's
+#     work and the boundary's cost is the next item's first tile chain: the epilogue line closes.
+#     v141a >= 4 % -> the epilogue is paid: its larger part (rows: v141b keeps most of the gain; else O's
+#     drain, stmatrix and stores) is the next variant's target.
+#     Measured (H100, dev/logs/seventy-eighth_v141_timing_h100.log; medians TFLOP/s of three rounds,
+#     HEAD / v141a / v141b): 16x4096 698.8 / 730.8 (+4.6 %) / 722.7 (+3.4 %); 64x1024 492.9 / 557.7
+#     (+13.1 %) / 531.7 (+7.9 %); 16x1024 424.8 / 479.7 (+12.9 %) / 454.9 (+7.1 %). The epilogue is paid
+#     in full (v140's ~1.1 us an item is ~4.4 % of a 16x4096 item); O's path (HEAD -> v141b) is 3.4 % at
+#     16x4096 and 7-8 % at 1,024 tokens, the rows (v141b -> v141a) 1.1 % and 5-5.5 %. Next: v142.
+#   v142: dev/forward/v142_o_under_next_s.patch (O packed to BF16 at the item's end, 32 registers;
+#     the tile written and stored under the next item's first S) against the committed kernel:
+#     dev_forward_lean with three rounds, the checks and bytes, the forward's gpu tests on its library.
+#     Carry build-carry, dev/forward/bin (`sh dev/forward/build.sh dev/forward/v142_o_under_next_s.patch`;
+#     check_forward and check_v142_o_under_next_s) and build-v142 (libflamia.so with the patch applied).
+#     ptxas: the main mxfp8 kernel's spills 48 / 64 B as HEAD's (the producer's). ~150 s.
+#     Predicted (written before any run): the same bytes; medians +1..+2 % at 16x4096 and +3..+5 % at
+#     64x1024 and 16x1024 (the O path's stmatrix, fence, barriers and stores, ~0.5 us of v140's 1.1 us,
+#     under a ~0.2 us S and the waits around it).
+#     Rule: promote if the same bytes, the gpu tests pass on its library and the medians are >= +1 % at
+#     16x4096 and >= +2 % at both 1,024-token workloads; then racecheck and the whole suite before the
+#     acceptance ratios. Less: v140's stamps on it, to see where the O path's time went.
+#   record: on an H200 only (the GPU's name is checked here): seventy-sixth.sh record (carry build-carry
+#     and .whl; pass FLAMIA_GIT_COMMIT); on another GPU it prints the name and does nothing.
+# Usage: [CALL_S=s] bash dev/sessions/seventy-eighth.sh [v140] [v141] [v142] [record]
+. dev/device_lib.sh
+steps=${*:-v140}
+CALL_S=${CALL_S:-570}
+if [[ " $steps " == *" v140 "* ]]; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  dev_first_checks check_v140_epilogue_timeline "mxfp8 rand3000:1 4 2 1 full" &&
+    dev_timeline_runs check_v140_epilogue_timeline timeline140 --epilogue
+fi
+if [[ " $steps " == *" v141 "* ]]; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  REPS=3 CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh \
+    check_forward check_v141a_no_epilogue check_v141b_rows_only > $OUT/v141_timing.log 2>&1
+  echo "timing rc=$? ($(dev_elapsed) s)"
+  dev_medians $OUT/v141_timing.log
+fi
+if [[ " $steps " == *" v142 "* ]]; then
+  dev_carry
+  dev_first_checks check_v142_o_under_next_s "mxfp8 rand3000:1 4 2 1 full" "exact rand2000:2 4 4 0 full" \
+    "mxfp8 64x1024 16 16 1 sample300" || steps=
+fi
+if [[ " $steps " == *" v142 "* ]]; then
+  REPS=3 dev_forward_lean v142 $PWD/build-v142 check_forward check_v142_o_under_next_s
+fi
+if [[ " $steps " == *" record "* ]]; then
+  case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
+    *H200*) CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/seventy-sixth.sh record ;;
+    *) echo "record: not an H200 ($(nvidia-smi --query-gpu=name --format=csv,noheader)), skipped" ;;
+  esac
+fi
+echo "done ($(dev_elapsed) s)"
