@@ -49,6 +49,12 @@
 #     Rule: promote if the same bytes, the gpu tests pass on its library and the medians are >= +1 % at
 #     16x4096 and >= +2 % at both 1,024-token workloads; then racecheck and the whole suite before the
 #     acceptance ratios. Less: v140's stamps on it, to see where the O path's time went.
+#     Timed in the same step: dev/forward/v143_rows_under_next_s.patch (v142 plus the rows' lse and frame
+#     stores under the next S; the l sums and 1 / l stay). The gpu tests run on build-v143's library
+#     (v143 holds v142's change; carry build-v143 instead of build-v142, and park item_sketch,
+#     s256_sketch and the probes outside dev/forward/bin: the carry's 64 MiB). Predicted: the same
+#     bytes; +0.3..+0.8 % over v142 at 16x4096 and +1..+3 % at 1,024 tokens. Rule: the faster of the two
+#     that passes the v142 rule is promoted (v143 only if >= 0.5 % over v142 at the 1,024-token pair).
 #   record: on an H200 only (the GPU's name is checked here): seventy-sixth.sh record (carry build-carry
 #     and .whl; pass FLAMIA_GIT_COMMIT); on another GPU it prints the name and does nothing.
 # Usage: [CALL_S=s] bash dev/sessions/seventy-eighth.sh [v140] [v141] [v142] [record]
@@ -69,11 +75,13 @@ if [[ " $steps " == *" v141 "* ]]; then
 fi
 if [[ " $steps " == *" v142 "* ]]; then
   dev_carry
-  dev_first_checks check_v142_o_under_next_s "mxfp8 rand3000:1 4 2 1 full" "exact rand2000:2 4 4 0 full" \
-    "mxfp8 64x1024 16 16 1 sample300" || steps=
+  for b in check_v142_o_under_next_s check_v143_rows_under_next_s; do
+    dev_first_checks $b "mxfp8 rand3000:1 4 2 1 full" "exact rand2000:2 4 4 0 full" \
+      "mxfp8 64x1024 16 16 1 sample300" || steps=
+  done
 fi
 if [[ " $steps " == *" v142 "* ]]; then
-  REPS=3 dev_forward_lean v142 $PWD/build-v142 check_forward check_v142_o_under_next_s
+  REPS=3 dev_forward_lean v142 $PWD/build-v143 check_forward check_v142_o_under_next_s check_v143_rows_under_next_s
 fi
 if [[ " $steps " == *" record "* ]]; then
   case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
