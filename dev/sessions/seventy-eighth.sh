@@ -15,7 +15,7 @@
 #     second barrier 0.1-0.2, the stores' issue < 0.05.
 #     Rule: a step with >= 40 % of the epilogue is the next variant's target (remove or hide that step);
 #     if no step has 30 %, the epilogue is spread over its steps and its line stops where v132 left it.
-#     Measured (H100, dev/logs/seventy-eighth_v140_h100.log): the epilogue 1.11-1.32 us median (the
+#     Measured (H100, dev/logs/seventy-eighth_v140_timeline_h100.tgz): the epilogue 1.11-1.32 us median (the
 #     stamps inside add to it); the rows 404-439 ns (~35 %), the drain 108 ns on 1..2-tile items and
 #     224-277 on longer ones, the first barrier 77-79, the stmatrix 281-332, the fence and second barrier
 #     94-103, the stores' issue 89-97; record wait 105-109, first-tile wait 177-189. No step has 40 %;
@@ -55,6 +55,13 @@
 #     s256_sketch and the probes outside dev/forward/bin: the carry's 64 MiB). Predicted: the same
 #     bytes; +0.3..+0.8 % over v142 at 16x4096 and +1..+3 % at 1,024 tokens. Rule: the faster of the two
 #     that passes the v142 rule is promoted (v143 only if >= 0.5 % over v142 at the 1,024-token pair).
+#     And dev/forward/v144_o_regs_under_next_s.patch (v143 with O kept in its FP32 accumulator across the
+#     item start: the scaling and packing go under the next S too; spills as HEAD's). Predicted: the
+#     same bytes; +0.3..+1 % over v143 at 1,024 tokens, within 0.5 % at 16x4096. Rule: v144 over v143
+#     only if >= 0.5 % faster at the 1,024-token pair and not slower at 16x4096.
+#     Carry: everything packed (`sh dev/pack_carry.sh dev/forward/bin build-carry build-v142 build-v143
+#     build-v144`; carry build-pack), unpacked here. The forward's gpu tests run on each candidate's
+#     library, v144's first, as time allows (CALL_S).
 #   record: on an H200 only (the GPU's name is checked here): seventy-sixth.sh record (carry build-carry
 #     and .whl; pass FLAMIA_GIT_COMMIT); on another GPU it prints the name and does nothing.
 # Usage: [CALL_S=s] bash dev/sessions/seventy-eighth.sh [v140] [v141] [v142] [record]
@@ -74,14 +81,20 @@ if [[ " $steps " == *" v141 "* ]]; then
   dev_medians $OUT/v141_timing.log
 fi
 if [[ " $steps " == *" v142 "* ]]; then
+  dev_unpack_carry
   dev_carry
-  for b in check_v142_o_under_next_s check_v143_rows_under_next_s; do
+  for b in check_v142_o_under_next_s check_v143_rows_under_next_s check_v144_o_regs_under_next_s; do
     dev_first_checks $b "mxfp8 rand3000:1 4 2 1 full" "exact rand2000:2 4 4 0 full" \
       "mxfp8 64x1024 16 16 1 sample300" || steps=
   done
 fi
 if [[ " $steps " == *" v142 "* ]]; then
-  REPS=3 dev_forward_lean v142 $PWD/build-v143 check_forward check_v142_o_under_next_s check_v143_rows_under_next_s
+  REPS=3 dev_forward_lean v142 $PWD/build-v144 check_forward check_v142_o_under_next_s check_v143_rows_under_next_s \
+    check_v144_o_regs_under_next_s
+  for v in v143 v142; do
+    if [ $(( CALL_S - $(dev_elapsed) )) -gt 120 ]; then dev_forward_tests_on $PWD/build-$v $OUT/logs_$v
+    else echo "no time left for $v's tests"; fi
+  done
 fi
 if [[ " $steps " == *" record "* ]]; then
   case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
@@ -89,4 +102,5 @@ if [[ " $steps " == *" record "* ]]; then
     *) echo "record: not an H200 ($(nvidia-smi --query-gpu=name --format=csv,noheader)), skipped" ;;
   esac
 fi
+ls -d $OUT/logs* >/dev/null 2>&1 && (cd $OUT && tar -czf logs.tgz logs* && rm -rf logs logs_*)
 echo "done ($(dev_elapsed) s)"
