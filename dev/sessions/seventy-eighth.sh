@@ -62,9 +62,26 @@
 #     Carry: everything packed (`sh dev/pack_carry.sh dev/forward/bin build-carry build-v142 build-v143
 #     build-v144`; carry build-pack), unpacked here. The forward's gpu tests run on each candidate's
 #     library, v144's first, as time allows (CALL_S).
+#     Measured (H100, dev/logs/seventy-eighth_v142_*; medians TFLOP/s of three rounds, HEAD / v142 / v143 /
+#     v144): 16x4096 701.2 / 700.1 / 695.0 / 693.0; 64x1024 492.3 / 483.9 / 484.1 / 482.6; 16x1024 429.6 /
+#     416.7 / 417.4 / 412.0. All the same bytes (27 comparisons), reference checks pass (16), the forward's
+#     five gpu tests pass on each library; all slower (-0.2..-1.2 % at 16x4096, -1.7..-2.0 % at 64x1024,
+#     -3.0..-4.1 % at 16x1024). Refuted: moved under the next S, the O path costs more than there (as
+#     v132's rows under the last P V and v133's S ahead did); work moved inside a warpgroup's own chain
+#     does not leave it.
+#   v145: two probes (wrong outputs, timing only) beside HEAD, three rounds: v145a_handoff_probe (the
+#     consumers keep of a hand-off of O to the producer warpgroup only O's FP32 copy into the O sum in
+#     shared memory, 16 STS.128 a thread, no 1 / l, BF16, barriers or stores; the rows as HEAD's but 1 / l)
+#     and v145b_handoff_probe (the rows handed over too: l and the frame stored raw, no log2). Carry
+#     build-pack (`sh dev/pack_carry.sh dev/forward/bin`, with check_forward and the two). ~150 s.
+#     Predicted (written before any run): v145a +2..+4 % at 1,024 tokens and +1..+2 % at 16x4096 (v141b,
+#     no O at all: +7-8 % and +3.4 %); v145b +1..+2 % more at 1,024 tokens.
+#     Rule: if v145a >= +3 % at both 1,024-token workloads and >= +1.5 % at 16x4096, the hand-off (the
+#     producer reads the sum, scales by 1 / l, converts and stores; an O-ready / O-free mbarrier pair a
+#     warpgroup) is built next; else the epilogue line closes.
 #   record: on an H200 only (the GPU's name is checked here): seventy-sixth.sh record (carry build-carry
 #     and .whl; pass FLAMIA_GIT_COMMIT); on another GPU it prints the name and does nothing.
-# Usage: [CALL_S=s] bash dev/sessions/seventy-eighth.sh [v140] [v141] [v142] [record]
+# Usage: [CALL_S=s] bash dev/sessions/seventy-eighth.sh [v140] [v141] [v142] [v145] [record]
 . dev/device_lib.sh
 steps=${*:-v140}
 CALL_S=${CALL_S:-570}
@@ -95,6 +112,14 @@ if [[ " $steps " == *" v142 "* ]]; then
     if [ $(( CALL_S - $(dev_elapsed) )) -gt 120 ]; then dev_forward_tests_on $PWD/build-$v $OUT/logs_$v
     else echo "no time left for $v's tests"; fi
   done
+fi
+if [[ " $steps " == *" v145 "* ]]; then
+  dev_unpack_carry
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  REPS=3 CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh \
+    check_forward check_v145a_handoff_probe check_v145b_handoff_probe > $OUT/v145_timing.log 2>&1
+  echo "timing rc=$? ($(dev_elapsed) s)"
+  dev_medians $OUT/v145_timing.log
 fi
 if [[ " $steps " == *" record "* ]]; then
   case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
