@@ -79,6 +79,12 @@
 #     Rule: if v145a >= +3 % at both 1,024-token workloads and >= +1.5 % at 16x4096, the hand-off (the
 #     producer reads the sum, scales by 1 / l, converts and stores; an O-ready / O-free mbarrier pair a
 #     warpgroup) is built next; else the epilogue line closes.
+#     Measured (H100, dev/logs/seventy-eighth_v145_timing_h100.log; medians TFLOP/s, HEAD / v145a / v145b):
+#     16x4096 706.9 / 711.6 (+0.7 %) / 715.9 (+1.3 %); 64x1024 498.1 / 517.6 (+3.9 %) / 522.3 (+4.9 %);
+#     16x1024 421.2 / 437.2 (+3.8 %) / 449.2 (+6.6 %). Below the prediction at 16x4096 (the FP32 copy and
+#     the O-sum fold stay, and long items fold); the rule's 16x4096 clause fails (0.7 < 1.5 %), and even
+#     v145b, the whole epilogue handed over but the l sums, bounds the hand-off at +1.3 % there before
+#     the producer's own cost: the epilogue line closes.
 #   record: on an H200 only (the GPU's name is checked here): seventy-sixth.sh record (carry build-carry
 #     and .whl; pass FLAMIA_GIT_COMMIT); on another GPU it prints the name and does nothing.
 # Usage: [CALL_S=s] bash dev/sessions/seventy-eighth.sh [v140] [v141] [v142] [v145] [record]
