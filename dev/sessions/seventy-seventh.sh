@@ -177,6 +177,12 @@
 #     Rule: if the record wait is gone and the first-tile wait grew by about v138's loss, the split's
 #     cost is its tile warp (next: the tiles by two warps, or the column factors out of that warp's
 #     path); if the record wait stays, the Q inference was wrong and the producer line is closed.
+#     Measured in the seventy-eighth session (H100; dev/logs/seventy-eighth_v139_timeline_h100.tgz): the
+#     first checks pass (bf16 too); records out 5.5-6.9 us before the ask, yet mean waits of 0.25-0.63 us,
+#     which were each CTA's first item (the kernel's start) in the mean, as were this session's v137
+#     means: without it the wait is ~105 ns median here and on HEAD (HEAD's mean 60-90 ns above that
+#     floor). The first-tile wait unchanged (177-227 ns). The record wait stays at its floor on HEAD, so
+#     the producer line is closed (perf-notes "Forward kernel", seventy-eighth session).
 # Usage: bash dev/sessions/seventy-seventh.sh [items] [v133] [ahead_ncu] [v134] [v135] [v134b] [chain] [timeline] [v138] [v139]
 . dev/device_lib.sh
 steps=${*:-items}
