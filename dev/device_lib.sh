@@ -129,6 +129,16 @@ dev_medians() {
   grep "^mxfp8 " "$1" | awk '{print $2, $3, $(NF-2)}' | sort -k1,1 -k2,2 -k3,3n |
     awk '{k=$1" "$2; v[k]=v[k]" "$3; n[k]++} END {for (k in v) {split(substr(v[k],2),a," "); print k, "median", a[int((n[k]+1)/2)], "of", n[k]}}' | sort
 }
+# dev_forward_probes NAME BIN...: forward probes (wrong outputs: timing only) beside the first BIN, the
+# base, on 16x4096, 64x1024 and 16x1024, three rounds alternated ($OUT/NAME_timing.log), then the medians
+dev_forward_probes() {
+  local name=$1; shift
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  REPS=3 CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh \
+    "$@" > $OUT/${name}_timing.log 2>&1
+  echo "timing rc=$? ($(dev_elapsed) s)"
+  dev_medians $OUT/${name}_timing.log
+}
 # dev_forward_lean NAME LIBDIR BIN...: forward variants (dev/forward/bin/BIN, the first the base)
 # in the order that matters if the call is cut: the forward timed on 3 workloads, all builds
 # alternated, REPS times (default twice; $OUT/NAME_timing.log, then each build's median TFLOP/s a

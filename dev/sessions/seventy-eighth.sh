@@ -97,11 +97,7 @@ if [[ " $steps " == *" v140 "* ]]; then
     dev_timeline_runs check_v140_epilogue_timeline timeline140 --epilogue
 fi
 if [[ " $steps " == *" v141 "* ]]; then
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-  REPS=3 CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh \
-    check_forward check_v141a_no_epilogue check_v141b_rows_only > $OUT/v141_timing.log 2>&1
-  echo "timing rc=$? ($(dev_elapsed) s)"
-  dev_medians $OUT/v141_timing.log
+  dev_forward_probes v141 check_forward check_v141a_no_epilogue check_v141b_rows_only
 fi
 if [[ " $steps " == *" v142 "* ]]; then
   dev_unpack_carry
@@ -121,11 +117,7 @@ if [[ " $steps " == *" v142 "* ]]; then
 fi
 if [[ " $steps " == *" v145 "* ]]; then
   dev_unpack_carry
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-  REPS=3 CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh \
-    check_forward check_v145a_handoff_probe check_v145b_handoff_probe > $OUT/v145_timing.log 2>&1
-  echo "timing rc=$? ($(dev_elapsed) s)"
-  dev_medians $OUT/v145_timing.log
+  dev_forward_probes v145 check_forward check_v145a_handoff_probe check_v145b_handoff_probe
 fi
 if [[ " $steps " == *" record "* ]]; then
   case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
