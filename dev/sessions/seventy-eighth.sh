@@ -85,9 +85,15 @@
 #     the O-sum fold stay, and long items fold); the rule's 16x4096 clause fails (0.7 < 1.5 %), and even
 #     v145b, the whole epilogue handed over but the l sums, bounds the hand-off at +1.3 % there before
 #     the producer's own cost: the epilogue line closes.
+#   osum: today's forward with the O sum every 4 key tiles (the default) and every 8, alternated, three
+#     rounds (check_forward's O_FLUSH; 16x4096 and 64x1024), for the maintainers' numerics decision
+#     (perf-notes "Forward kernel", seventy-eighth session: the one counted lever). Carry build-pack
+#     (`sh dev/pack_carry.sh dev/forward/bin` with check_forward). ~60 s.
+#     Predicted (written before any run): every 8 is 2-3 % faster at 16x4096 (osum_ablation, H200 at
+#     1b1bad6: -2.5 %) and 1-2 % at 64x1024. No rule: a figure for a decision that is not this session's.
 #   record: on an H200 only (the GPU's name is checked here): seventy-sixth.sh record (carry build-carry
 #     and .whl; pass FLAMIA_GIT_COMMIT); on another GPU it prints the name and does nothing.
-# Usage: [CALL_S=s] bash dev/sessions/seventy-eighth.sh [v140] [v141] [v142] [v145] [record]
+# Usage: [CALL_S=s] bash dev/sessions/seventy-eighth.sh [v140] [v141] [v142] [v145] [osum] [record]
 . dev/device_lib.sh
 steps=${*:-v140}
 CALL_S=${CALL_S:-570}
@@ -118,6 +124,23 @@ fi
 if [[ " $steps " == *" v145 "* ]]; then
   dev_unpack_carry
   dev_forward_probes v145 check_forward check_v145a_handoff_probe check_v145b_handoff_probe
+fi
+if [[ " $steps " == *" osum "* ]]; then
+  dev_unpack_carry
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  for round in 1 2 3; do
+    for w in 16x4096 64x1024; do
+      for n in 4 8; do
+        O_FLUSH=$n timeout 60 dev/forward/bin/check_forward mxfp8 $w 16 16 1 none 10 2>&1 | tail -1 |
+          grep -o "| [0-9.]* ms.*" | sed "s/^/round $round $w every $n /" | tee -a $OUT/osum_timing.log
+      done
+    done
+  done
+  for w in 16x4096 64x1024; do
+    for n in 4 8; do
+      echo "$w every $n: median $(grep " $w every $n " $OUT/osum_timing.log | awk '{print $7}' | sort -n | sed -n 2p) TFLOP/s"
+    done
+  done
 fi
 if [[ " $steps " == *" record "* ]]; then
   case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
