@@ -138,7 +138,7 @@ if [[ " $steps " == *" osum "* ]]; then
   done
   for w in 16x4096 64x1024; do
     for n in 4 8; do
-      echo "$w every $n: median $(grep " $w every $n " $OUT/osum_timing.log | awk '{print $7}' | sort -n | sed -n 2p) TFLOP/s"
+      echo "$w every $n: median $(grep " $w every $n " $OUT/osum_timing.log | awk '{print $9}' | sort -n | sed -n 2p) TFLOP/s"
     done
   done
 fi
