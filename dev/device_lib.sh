@@ -129,27 +129,29 @@ dev_medians() {
   grep "^mxfp8 " "$1" | awk '{print $2, $3, $(NF-2)}' | sort -k1,1 -k2,2 -k3,3n |
     awk '{k=$1" "$2; v[k]=v[k]" "$3; n[k]++} END {for (k in v) {split(substr(v[k],2),a," "); print k, "median", a[int((n[k]+1)/2)], "of", n[k]}}' | sort
 }
-# dev_forward_probes NAME BIN...: forward probes (wrong outputs: timing only) beside the first BIN, the
-# base, on 16x4096, 64x1024 and 16x1024, three rounds alternated ($OUT/NAME_timing.log), then the medians
-dev_forward_probes() {
+# dev_forward_timing NAME BIN...: the forward of each build (dev/forward/bin/BIN, the first the base) timed
+# on 16x4096, 64x1024 and 16x1024, all builds alternated, REPS times (compare.sh's default: twice;
+# $OUT/NAME_timing.log), then each build's median TFLOP/s a workload
+dev_forward_timing() {
   local name=$1; shift
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-  REPS=3 CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh \
-    "$@" > $OUT/${name}_timing.log 2>&1
+  CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh "$@" \
+    > $OUT/${name}_timing.log 2>&1
   echo "timing rc=$? ($(dev_elapsed) s)"
   dev_medians $OUT/${name}_timing.log
 }
+# dev_forward_probes NAME BIN...: forward probes (wrong outputs: timing only) beside the first BIN, the
+# base: the GPU, then dev_forward_timing with three rounds
+dev_forward_probes() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  REPS=3 dev_forward_timing "$@"
+}
 # dev_forward_lean NAME LIBDIR BIN...: forward variants (dev/forward/bin/BIN, the first the base)
-# in the order that matters if the call is cut: the forward timed on 3 workloads, all builds
-# alternated, REPS times (default twice; $OUT/NAME_timing.log, then each build's median TFLOP/s a
-# workload); then the reference checks and bytes (compare.sh on one small timed layout,
-# $OUT/NAME_checks.log, summarized); then the forward's gpu tests on LIBDIR's library (LIBDIR "-": none)
+# in the order that matters if the call is cut: dev_forward_timing; then the reference checks and
+# bytes (compare.sh on one small timed layout, $OUT/NAME_checks.log, summarized); then the forward's
+# gpu tests on LIBDIR's library (LIBDIR "-": none)
 dev_forward_lean() {
   local name=$1 lib=$2; shift 2
-  CHECK=0 BYTES=0 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" bash dev/forward/compare.sh "$@" \
-    > $OUT/${name}_timing.log 2>&1
-  echo "timing done ($(dev_elapsed) s)"
-  dev_medians $OUT/${name}_timing.log
+  dev_forward_timing "$name" "$@"
   WORKLOADS="rand3000:1 4 2 1" bash dev/forward/compare.sh "$@" 2>&1 | grep -v "^mxfp8 " > $OUT/${name}_checks.log
   grep -cE "PASS" $OUT/${name}_checks.log | sed 's/^/PASS lines: /'
   grep -E "FAIL|DIFFERS" $OUT/${name}_checks.log | cut -c1-200

@@ -28,8 +28,16 @@ def signed(x):
     return x - (1 << 64) if x >= (1 << 63) else x
 
 
+BUCKETS = ("1-2", "3-8", "9-16", "17+")
+
+
 def bucket_of(nvis):
     return "1-2" if nvis <= 2 else "3-8" if nvis <= 8 else "9-16" if nvis <= 16 else "17+"
+
+
+def buckets(rows):
+    """the item-length buckets that have items, in order"""
+    return [bk for bk in BUCKETS if bk in rows]
 
 
 def epilogue(tl, ns):
@@ -44,7 +52,7 @@ def epilogue(tl, ns):
             if not s[14] or not all(s[i] for i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 15)):
                 continue
             rows.setdefault(bucket_of(s[14]), []).append([signed(s[bb] - s[a]) for _, a, bb in steps])
-    bks = [bk for bk in ("1-2", "3-8", "9-16", "17+") if bk in rows]
+    bks = buckets(rows)
     print("| step (ns, median) | " + " | ".join("tiles %s" % bk for bk in bks) + " |")
     print("|---|" + "---|" * len(bks))
     for i, (name, _, _) in enumerate(steps):
@@ -74,18 +82,16 @@ def main():
                  s[11] - s[10], s[8] - s[7], (n[6] - s[7]) if n[6] and n[14] else None,
                  (s[0] - tl[b][k - 1][2]) if tl[b][k - 1][2] else None]
             rows.setdefault(bucket, []).append(m)
-    print("| measure (ns, mean) | " + " | ".join("tiles %s" % bk for bk in ("1-2", "3-8", "9-16", "17+") if bk in rows) + " |")
-    print("|---|" + "---|" * len([bk for bk in ("1-2", "3-8", "9-16", "17+") if bk in rows]))
+    bks = buckets(rows)
+    print("| measure (ns, mean) | " + " | ".join("tiles %s" % bk for bk in bks) + " |")
+    print("|---|" + "---|" * len(bks))
     for i, name in enumerate(names):
         cells = []
-        for bk in ("1-2", "3-8", "9-16", "17+"):
-            if bk not in rows:
-                continue
+        for bk in bks:
             if name == "items":
                 cells.append(str(len(rows[bk])))
                 continue
-            v = [r[i] for r in rows[bk] if r[i] is not None]
-            v = [signed(x) for x in v]
+            v = [signed(r[i]) for r in rows[bk] if r[i] is not None]
             cells.append("%.0f" % ns(sum(v) / len(v)) if v else "-")
         print("| %s | %s |" % (name, " | ".join(cells)))
 
