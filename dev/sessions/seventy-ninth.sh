@@ -1,0 +1,60 @@
+#!/bin/bash
+# Seventy-ninth session. Steps (default: tile):
+#   tile: dev/backward/v146_probe_tile_start.patch, two probes (wrong gradients, timing only) beside the
+#     committed backward in the dev harness, mxfp8, three rounds alternated by process, on 16x4096, 64x1024
+#     and 16x1024 (each in the default mode's split dQ, printed per run): @noload (no tile loads after a
+#     CTA's first) and @nostart (that and a warpgroup barrier in place of the tile start's CTA barrier).
+#     First one reference check of the committed harness (PASS) and one run of each probe (no hang).
+#     Carry build-pack (`sh dev/pack_carry.sh dev/forward/bin dev/backward/bin` after `sh
+#     dev/backward/build.sh dev/backward/v146_probe_tile_start.patch@noload=BWD_PROBE_TILE=1
+#     dev/backward/v146_probe_tile_start.patch@nostart=BWD_PROBE_TILE=2`). ~150 s.
+#     Why: a producer warpgroup (loads, row constants and the F16 dO panel issued a tile ahead; the
+#     consumers on full / empty mbarriers, no CTA barrier) was held back since the fifth session by the
+#     register file: beside it the consumers get 240 registers, where the reduce-adds kernels spill
+#     104-164 B. The split-dQ kernels, the default at these shapes since the sixty-fifth session, have no
+#     dQ in the main kernel: ptxas gives mxfp8's 0 B of spills at 240 (mxfp8-exact's 60 B). The tile
+#     start was 18.4 % of the stall samples (forty-sixth session, the reduce-adds kernel), unmeasured on
+#     the split kernel.
+#     Predicted (written before any run): @noload -1..-3 % of the backward at every workload (the loads
+#     are already a tile ahead; i_sketch without its loads: -0.8 %); @nostart -3..-7 % at 16x4096 and
+#     -4..-9 % at 1,024 tokens (a CTA barrier a tile, two sub-steps, with both warpgroups in lockstep).
+#     Rule: @nostart >= 5 % faster at 16x4096 and >= 4 % at both 1,024-token workloads -> a producer
+#     warpgroup for the split kernels (mxfp8 first) is built next, as a numbered variant; @nostart < 3 %
+#     at 16x4096 -> the backward's producer line closes (the tile start is not what the consumers pay);
+#     between -> ncu's phases of the split kernel first.
+#   osum, record: dev/sessions/seventy-eighth.sh's steps (their predictions are there).
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/seventy-ninth.sh [tile] [osum] [record]
+. dev/device_lib.sh
+steps=${*:-tile}
+CALL_S=${CALL_S:-570}
+if [[ " $steps " == *" tile "* ]]; then
+  dev_unpack_carry
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  export OMP_NUM_THREADS=16
+  BB=dev/backward/bin
+  timeout 120 $BB/check_backward mxfp8 "rand3000:1" 4 2 1 full 2>&1 | grep -E "dQ:|PASS|FAIL" | cut -c1-200
+  for b in check_v146_probe_tile_start_noload check_v146_probe_tile_start_nostart; do
+    GPU_FWD=1 timeout 60 $BB/$b mxfp8 16x1024 16 16 1 none 2 2>&1 | grep -o "bwd .*" | sed "s/^/$b first run: /"
+    [ ${PIPESTATUS[0]} = 0 ] || echo "$b: rc=${PIPESTATUS[0]}"
+  done
+  for round in 1 2 3; do
+    for w in 16x4096 64x1024 16x1024; do
+      for b in check_backward check_v146_probe_tile_start_noload check_v146_probe_tile_start_nostart; do
+        GPU_FWD=1 timeout 60 $BB/$b mxfp8 $w 16 16 1 none 10 > /tmp/tile_run.log 2>&1
+        grep -q "split" /tmp/tile_run.log || echo "$b $w: not the split dQ ($(grep -m1 'dQ:' /tmp/tile_run.log))"
+        grep -o "bwd .*" /tmp/tile_run.log | sed "s/^/round $round $w $b: /" | tee -a $OUT/tile_timing.log
+      done
+    done
+  done
+  for w in 16x4096 64x1024 16x1024; do
+    base=$(grep " $w check_backward: " $OUT/tile_timing.log | awk '{print $6}' | sort -n | sed -n 2p)
+    for b in check_backward check_v146_probe_tile_start_noload check_v146_probe_tile_start_nostart; do
+      m=$(grep " $w $b: " $OUT/tile_timing.log | awk '{print $6}' | sort -n | sed -n 2p)
+      echo "$w $b: median $m ms ($(awk -v m=$m -v b=$base 'BEGIN {printf "%+.1f %%", 100 * (m / b - 1)}'))"
+    done
+  done
+  echo "tile done ($(dev_elapsed) s)"
+fi
+rest=$(echo " $steps " | sed 's/ tile / /')
+[ -n "${rest// /}" ] && CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/seventy-eighth.sh $rest
+echo "done ($(dev_elapsed) s)"
