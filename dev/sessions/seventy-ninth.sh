@@ -22,8 +22,12 @@
 #     warpgroup for the split kernels (mxfp8 first) is built next, as a numbered variant; @nostart < 3 %
 #     at 16x4096 -> the backward's producer line closes (the tile start is not what the consumers pay);
 #     between -> ncu's phases of the split kernel first.
+#   phases: ncu's SASS source page of the split-dQ main kernel (mxfp8, 16x4096 and 64x1024, one launch
+#     each, clocks not locked) into $OUT, with dev/ncu_phases.py's landmark listing; split into phases
+#     here afterwards, as the forty-sixth session did for the reduce-adds kernel. Carry build-pack as
+#     for tile. ~150 s. No rule: the map the next backward step is chosen from.
 #   osum, record: dev/sessions/seventy-eighth.sh's steps (their predictions are there).
-# Usage (device, repo root): [CALL_S=s] bash dev/sessions/seventy-ninth.sh [tile] [osum] [record]
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/seventy-ninth.sh [tile] [phases] [osum] [record]
 . dev/device_lib.sh
 steps=${*:-tile}
 CALL_S=${CALL_S:-570}
@@ -55,6 +59,18 @@ if [[ " $steps " == *" tile "* ]]; then
   done
   echo "tile done ($(dev_elapsed) s)"
 fi
-rest=$(echo " $steps " | sed 's/ tile / /')
+if [[ " $steps " == *" phases "* ]]; then
+  dev_unpack_carry
+  S="--clock-control none -c 1 --section SourceCounters --page source --csv --print-source sass"
+  for w in 16x4096 64x1024; do
+    [ $(( CALL_S - $(dev_elapsed) )) -gt 150 ] || { echo "phases $w: no time left"; break; }
+    s=$(dev_elapsed)
+    GPU_FWD=1 timeout 150 ncu $S -k regex:bwd_main_fp8 -s 2 dev/backward/bin/check_backward mxfp8 $w 16 16 1 none 3 \
+      > $OUT/ncu_sass_split_$w.csv 2>/dev/null; echo "== phases $w: ncu rc=$? ($(( $(dev_elapsed) - s )) s)"
+    python3 dev/ncu_phases.py $OUT/ncu_sass_split_$w.csv | head -60
+    gzip -f $OUT/ncu_sass_split_$w.csv
+  done
+fi
+rest=$(echo " $steps " | sed 's/ tile / /; s/ phases / /')
 [ -n "${rest// /}" ] && CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/seventy-eighth.sh $rest
 echo "done ($(dev_elapsed) s)"
