@@ -26,8 +26,20 @@
 #     each, clocks not locked) into $OUT, with dev/ncu_phases.py's landmark listing; split into phases
 #     here afterwards, as the forty-sixth session did for the reduce-adds kernel. Carry build-pack as
 #     for tile. ~150 s. No rule: the map the next backward step is chosen from.
+#   v147: dev/backward/v147_producer.patch (the split kernels with a producer warpgroup, consumers at 240
+#     registers; built before the tile probes ran, while no machine came) against the committed harness:
+#     compare.sh (the bytes in the deterministic mode, which takes the split, on three layouts and both
+#     recipes; the default mode's reference checks; timing, mxfp8, 16x4096, 64x1024, 16x1024, two rounds),
+#     then compute-sanitizer racecheck and synccheck on a small packed layout of each recipe. Carry
+#     build-pack (`sh dev/backward/build.sh dev/backward/v147_producer.patch`, packed with the rest).
+#     Predicted (written before any run): the same bytes; -2..-5 % at 16x4096 and -3..-7 % at 1,024
+#     tokens (the @nostart probe's gain less the producer's own costs).
+#     Rule: promote (into kernels/, then the whole gpu suite and the acceptance ratios) if the bytes are
+#     the same on every layout, every check passes, both sanitizers report nothing and the backward is
+#     >= 2 % faster at 16x4096 and nowhere > 0.5 % slower; else its timing beside @nostart says whether
+#     the producer's cost or the protocol lost the gain.
 #   osum, record: dev/sessions/seventy-eighth.sh's steps (their predictions are there).
-# Usage (device, repo root): [CALL_S=s] bash dev/sessions/seventy-ninth.sh [tile] [phases] [osum] [record]
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/seventy-ninth.sh [tile] [v147] [phases] [osum] [record]
 . dev/device_lib.sh
 steps=${*:-tile}
 CALL_S=${CALL_S:-570}
@@ -59,6 +71,21 @@ if [[ " $steps " == *" tile "* ]]; then
   done
   echo "tile done ($(dev_elapsed) s)"
 fi
+if [[ " $steps " == *" v147 "* ]]; then
+  dev_unpack_carry
+  export OMP_NUM_THREADS=16
+  KINDS="mxfp8 exact" TKINDS=mxfp8 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" \
+    bash dev/backward/compare.sh check_backward check_v147_producer 2>&1 | tee $OUT/v147_compare.log |
+    grep -E "==|FAIL|default|^mxfp8" | cut -c1-200
+  for k in mxfp8 exact; do
+    for tool in racecheck synccheck; do
+      [ $(( CALL_S - $(dev_elapsed) )) -gt 90 ] || { echo "$tool $k: no time left"; continue; }
+      BWD_DET=1 timeout 120 compute-sanitizer --tool $tool dev/backward/bin/check_v147_producer $k "rand700:3" 2 1 1 none 1 \
+        > $OUT/v147_${tool}_$k.log 2>&1
+      echo "$tool $k: rc=$? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" $OUT/v147_${tool}_$k.log | tail -2 | tr '\n' ' ')"
+    done
+  done
+fi
 if [[ " $steps " == *" phases "* ]]; then
   dev_unpack_carry
   S="--clock-control none -c 1 --section SourceCounters --page source --csv --print-source sass"
@@ -71,6 +98,6 @@ if [[ " $steps " == *" phases "* ]]; then
     gzip -f $OUT/ncu_sass_split_$w.csv
   done
 fi
-rest=$(echo " $steps " | sed 's/ tile / /; s/ phases / /')
+rest=$(echo " $steps " | sed 's/ tile / /; s/ v147 / /; s/ phases / /')
 [ -n "${rest// /}" ] && CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/seventy-eighth.sh $rest
 echo "done ($(dev_elapsed) s)"
