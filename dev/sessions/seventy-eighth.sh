@@ -91,6 +91,8 @@
 #     (`sh dev/pack_carry.sh dev/forward/bin` with check_forward). ~60 s.
 #     Predicted (written before any run): every 8 is 2-3 % faster at 16x4096 (osum_ablation, H200 at
 #     1b1bad6: -2.5 %) and 1-2 % at 64x1024. No rule: a figure for a decision that is not this session's.
+#     Measured (seventy-ninth session, H100, dev/logs/seventy-ninth_osum_h100.log; medians of three rounds):
+#     16x4096 1.573 -> 1.528 ms (-2.9 %, 699.1 -> 720.0 TFLOP/s); 64x1024 0.562 -> 0.548 ms (-2.5 %).
 #   record: on an H200 only (the GPU's name is checked here): seventy-sixth.sh record (carry build-carry
 #     and .whl; pass FLAMIA_GIT_COMMIT); on another GPU it prints the name and does nothing.
 # Usage: [CALL_S=s] bash dev/sessions/seventy-eighth.sh [v140] [v141] [v142] [v145] [osum] [record]

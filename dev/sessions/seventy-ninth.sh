@@ -22,9 +22,14 @@
 #     warpgroup for the split kernels (mxfp8 first) is built next, as a numbered variant; @nostart < 3 %
 #     at 16x4096 -> the backward's producer line closes (the tile start is not what the consumers pay);
 #     between -> ncu's phases of the split kernel first.
+#     Measured (H100, dev/logs/seventy-ninth_tile_h100.log; medians of three rounds, ms, base / @noload /
+#     @nostart): 16x4096 7.849 / 7.588 (-3.3 %) / 7.443 (-5.2 %); 64x1024 2.884 / 2.836 (-1.7 %) / 2.802
+#     (-2.8 %); 16x1024 0.797 / 0.784 (-1.6 %) / 0.776 (-2.6 %). The rule's 1,024-token clause fails, its
+#     16x4096 one holds: between, so ncu's phases (step phases) of the committed kernel and of v147.
 #   phases: ncu's SASS source page of the split-dQ main kernel (mxfp8, 16x4096 and 64x1024, one launch
 #     each, clocks not locked) into $OUT, with dev/ncu_phases.py's landmark listing; split into phases
-#     here afterwards, as the forty-sixth session did for the reduce-adds kernel. Carry build-pack as
+#     here afterwards, as the forty-sixth session did for the reduce-adds kernel (PHASE_RUNS: BINARY:WORKLOAD
+#     words instead, e.g. v147's beside the committed one). Carry build-pack as
 #     for tile. ~150 s. No rule: the map the next backward step is chosen from.
 #   v147: dev/backward/v147_producer.patch (the split kernels with a producer warpgroup, consumers at 240
 #     registers; built before the tile probes ran, while no machine came) against the committed harness:
@@ -38,8 +43,26 @@
 #     the same on every layout, every check passes, both sanitizers report nothing and the backward is
 #     >= 2 % faster at 16x4096 and nowhere > 0.5 % slower; else its timing beside @nostart says whether
 #     the producer's cost or the protocol lost the gain.
+#     Measured (H100, dev/logs/seventy-ninth_v147_h100.log): the same bytes on all six layouts, every check
+#     PASS, synccheck 0 errors; racecheck 3 reports a recipe (the producer's row-constant writes against the
+#     consumers' reads: the tile released by one lane a warp after __syncwarp, the form racecheck flagged in
+#     the forward and dq_split before). Timing (two rounds, ms, base / v147): 16x4096 7.854, 7.861 / 7.813,
+#     7.791 (-0.7 %); 64x1024 2.880, 2.871 / 2.941, 2.916 (+1.9 %); 16x1024 0.798, 0.797 / 0.802, 0.804
+#     (+0.7 %). Not promoted. ncu (step phases, one launch at 16x4096): of the consumers' samples the tile
+#     start falls from 18.1 % to 10.9 %, but the S / dP waits (+2.3 points), dP's (+2.1) and dK / dV's (+1.2)
+#     grow; 5.8 % of the consumers' samples wait at the tables' barrier for thread 0, which waits there for
+#     the dS store it has just issued: v147b.
+#   v147b: dev/backward/v147b_producer_late_read.patch (v147, the store's read wait moved to the sub-step
+#     that rewrites its region, a tile consumed released by every consumer thread) beside the committed
+#     harness and v147: compare.sh (bytes, checks, two timing rounds) and a third timing round, racecheck and
+#     synccheck on both recipes, then one ncu page at 16x4096. Carry build-pack (`sh dev/backward/build.sh
+#     dev/backward/v147b_producer_late_read.patch`, packed with check_backward and check_v147_producer).
+#     Predicted (written before any run): the same bytes, no sanitizer report; -2..-4 % against the
+#     committed kernel at 16x4096, -0..-2 % at 1,024 tokens.
+#     Rule: v147's (promote if the bytes are the same, every check passes, both sanitizers are clean, >= 2 %
+#     faster at 16x4096 and nowhere > 0.5 % slower).
 #   osum, record: dev/sessions/seventy-eighth.sh's steps (their predictions are there).
-# Usage (device, repo root): [CALL_S=s] bash dev/sessions/seventy-ninth.sh [tile] [v147] [phases] [osum] [record]
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/seventy-ninth.sh [tile] [v147] [v147b] [phases] [osum] [record]
 . dev/device_lib.sh
 steps=${*:-tile}
 CALL_S=${CALL_S:-570}
@@ -86,18 +109,43 @@ if [[ " $steps " == *" v147 "* ]]; then
     done
   done
 fi
+if [[ " $steps " == *" v147b "* ]]; then
+  dev_unpack_carry
+  export OMP_NUM_THREADS=16
+  W="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
+  KINDS="mxfp8 exact" TKINDS=mxfp8 WORKLOADS="$W" bash dev/backward/compare.sh check_backward check_v147_producer \
+    check_v147b_producer_late_read 2>&1 | tee $OUT/v147b_compare.log | grep -E "==|FAIL|^mxfp8" | cut -c1-200
+  CHECK=0 TKINDS=mxfp8 WORKLOADS="$W" bash dev/backward/compare.sh check_backward check_v147b_producer_late_read 2>&1 |
+    tee -a $OUT/v147b_compare.log | grep "^mxfp8"
+  for w in 16x4096 64x1024 16x1024; do
+    for b in check_backward check_v147_producer check_v147b_producer_late_read; do
+      echo "$w $b: $(grep "^mxfp8 $b $w:" $OUT/v147b_compare.log | awk '{print $5}' | sort -n | tr '\n' ' ')"
+    done
+  done
+  for k in mxfp8 exact; do
+    for tool in racecheck synccheck; do
+      [ $(( CALL_S - $(dev_elapsed) )) -gt 60 ] || { echo "$tool $k: no time left"; continue; }
+      BWD_DET=1 timeout 120 compute-sanitizer --tool $tool dev/backward/bin/check_v147b_producer_late_read $k "rand700:3" \
+        2 1 1 none 1 > $OUT/v147b_${tool}_$k.log 2>&1
+      echo "$tool $k: rc=$? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/v147b_${tool}_$k.log | tail -1)"
+    done
+  done
+  [ $(( CALL_S - $(dev_elapsed) )) -gt 40 ] && PHASE_RUNS=check_v147b_producer_late_read:16x4096 CALL_S=200 \
+    bash dev/sessions/seventy-ninth.sh phases | grep -v "^loop"
+fi
 if [[ " $steps " == *" phases "* ]]; then
   dev_unpack_carry
   S="--clock-control none -c 1 --section SourceCounters --page source --csv --print-source sass"
-  for w in 16x4096 64x1024; do
-    [ $(( CALL_S - $(dev_elapsed) )) -gt 150 ] || { echo "phases $w: no time left"; break; }
+  for run in ${PHASE_RUNS:-check_backward:16x4096 check_backward:64x1024}; do
+    set -- ${run/:/ }
+    [ $(( CALL_S - $(dev_elapsed) )) -gt 150 ] || { echo "phases $run: no time left"; break; }
     s=$(dev_elapsed)
-    GPU_FWD=1 timeout 150 ncu $S -k regex:bwd_main_fp8 -s 2 dev/backward/bin/check_backward mxfp8 $w 16 16 1 none 3 \
-      > $OUT/ncu_sass_split_$w.csv 2>/dev/null; echo "== phases $w: ncu rc=$? ($(( $(dev_elapsed) - s )) s)"
-    python3 dev/ncu_phases.py $OUT/ncu_sass_split_$w.csv | head -60
-    gzip -f $OUT/ncu_sass_split_$w.csv
+    GPU_FWD=1 timeout 150 ncu $S -k regex:bwd_main_fp8 -s 2 dev/backward/bin/$1 mxfp8 $2 16 16 1 none 3 \
+      > $OUT/ncu_sass_$1_$2.csv 2>/dev/null; echo "== phases $run: ncu rc=$? ($(( $(dev_elapsed) - s )) s)"
+    python3 dev/ncu_phases.py $OUT/ncu_sass_$1_$2.csv | head -60
+    gzip -f $OUT/ncu_sass_$1_$2.csv
   done
 fi
-rest=$(echo " $steps " | sed 's/ tile / /; s/ v147 / /; s/ phases / /')
+rest=$(echo " $steps " | sed 's/ tile / /; s/ v147 / /; s/ v147b / /; s/ phases / /')
 [ -n "${rest// /}" ] && CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/seventy-eighth.sh $rest
 echo "done ($(dev_elapsed) s)"
