@@ -61,6 +61,7 @@
 #     committed kernel at 16x4096, -0..-2 % at 1,024 tokens.
 #     Rule: v147's (promote if the bytes are the same, every check passes, both sanitizers are clean, >= 2 %
 #     faster at 16x4096 and nowhere > 0.5 % slower).
+#     Not run in the seventy-ninth session (no second machine started); queued in docs/hopper-port.md.
 #   osum, record: dev/sessions/seventy-eighth.sh's steps (their predictions are there).
 # Usage (device, repo root): [CALL_S=s] bash dev/sessions/seventy-ninth.sh [tile] [v147] [v147b] [phases] [osum] [record]
 . dev/device_lib.sh
