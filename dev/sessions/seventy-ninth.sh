@@ -67,6 +67,19 @@
 . dev/device_lib.sh
 steps=${*:-tile}
 CALL_S=${CALL_S:-570}
+# dev_bwd_sanitizers BIN TAG MIN_S: racecheck and synccheck on BIN (the deterministic mode's split dQ, a small
+# packed layout, both recipes), each while MIN_S seconds of CALL_S are left; logs $OUT/TAG_TOOL_KIND.log
+dev_bwd_sanitizers() {
+  local k tool
+  for k in mxfp8 exact; do
+    for tool in racecheck synccheck; do
+      [ $(( CALL_S - $(dev_elapsed) )) -gt $3 ] || { echo "$tool $k: no time left"; continue; }
+      BWD_DET=1 timeout 120 compute-sanitizer --tool $tool dev/backward/bin/$1 $k "rand700:3" 2 1 1 none 1 \
+        > $OUT/$2_${tool}_$k.log 2>&1
+      echo "$tool $k: rc=$? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" $OUT/$2_${tool}_$k.log | tail -2 | tr '\n' ' ')"
+    done
+  done
+}
 if [[ " $steps " == *" tile "* ]]; then
   dev_unpack_carry
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
@@ -101,14 +114,7 @@ if [[ " $steps " == *" v147 "* ]]; then
   KINDS="mxfp8 exact" TKINDS=mxfp8 WORKLOADS="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" \
     bash dev/backward/compare.sh check_backward check_v147_producer 2>&1 | tee $OUT/v147_compare.log |
     grep -E "==|FAIL|default|^mxfp8" | cut -c1-200
-  for k in mxfp8 exact; do
-    for tool in racecheck synccheck; do
-      [ $(( CALL_S - $(dev_elapsed) )) -gt 90 ] || { echo "$tool $k: no time left"; continue; }
-      BWD_DET=1 timeout 120 compute-sanitizer --tool $tool dev/backward/bin/check_v147_producer $k "rand700:3" 2 1 1 none 1 \
-        > $OUT/v147_${tool}_$k.log 2>&1
-      echo "$tool $k: rc=$? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" $OUT/v147_${tool}_$k.log | tail -2 | tr '\n' ' ')"
-    done
-  done
+  dev_bwd_sanitizers check_v147_producer v147 90
 fi
 if [[ " $steps " == *" v147b "* ]]; then
   dev_unpack_carry
@@ -123,14 +129,7 @@ if [[ " $steps " == *" v147b "* ]]; then
       echo "$w $b: $(grep "^mxfp8 $b $w:" $OUT/v147b_compare.log | awk '{print $5}' | sort -n | tr '\n' ' ')"
     done
   done
-  for k in mxfp8 exact; do
-    for tool in racecheck synccheck; do
-      [ $(( CALL_S - $(dev_elapsed) )) -gt 60 ] || { echo "$tool $k: no time left"; continue; }
-      BWD_DET=1 timeout 120 compute-sanitizer --tool $tool dev/backward/bin/check_v147b_producer_late_read $k "rand700:3" \
-        2 1 1 none 1 > $OUT/v147b_${tool}_$k.log 2>&1
-      echo "$tool $k: rc=$? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/v147b_${tool}_$k.log | tail -1)"
-    done
-  done
+  dev_bwd_sanitizers check_v147b_producer_late_read v147b 60
   [ $(( CALL_S - $(dev_elapsed) )) -gt 40 ] && PHASE_RUNS=check_v147b_producer_late_read:16x4096 CALL_S=200 \
     bash dev/sessions/seventy-ninth.sh phases | grep -v "^loop"
 fi
