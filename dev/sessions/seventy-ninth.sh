@@ -67,6 +67,23 @@
 . dev/device_lib.sh
 steps=${*:-tile}
 CALL_S=${CALL_S:-570}
+# dev_bwd_ncu_pages MIN_S BIN:WORKLOAD...: ncu's SASS source page of one bwd_main_fp8 launch of each run (mxfp8,
+# clocks not locked), $OUT/ncu_sass_BIN_WORKLOAD.csv.gz, with dev/ncu_phases.py's landmark listing, each while
+# MIN_S seconds of CALL_S are left
+dev_bwd_ncu_pages() {
+  local min=$1 run s S="--clock-control none -c 1 --section SourceCounters --page source --csv --print-source sass"
+  shift
+  for run in "$@"; do
+    set -- ${run/:/ }
+    [ $(( CALL_S - $(dev_elapsed) )) -gt $min ] || { echo "phases $run: no time left"; break; }
+    s=$(dev_elapsed)
+    GPU_FWD=1 timeout 150 ncu $S -k regex:bwd_main_fp8 -s 2 dev/backward/bin/$1 mxfp8 $2 16 16 1 none 3 \
+      > $OUT/ncu_sass_$1_$2.csv 2>/dev/null; echo "== phases $run: ncu rc=$? ($(( $(dev_elapsed) - s )) s)"
+    python3 dev/ncu_phases.py $OUT/ncu_sass_$1_$2.csv > $OUT/ncu_phases_$1_$2.txt
+    head -60 $OUT/ncu_phases_$1_$2.txt
+    gzip -f $OUT/ncu_sass_$1_$2.csv
+  done
+}
 # dev_bwd_sanitizers BIN TAG MIN_S: racecheck and synccheck on BIN (the deterministic mode's split dQ, a small
 # packed layout, both recipes), each while MIN_S seconds of CALL_S are left; logs $OUT/TAG_TOOL_KIND.log
 dev_bwd_sanitizers() {
@@ -130,21 +147,11 @@ if [[ " $steps " == *" v147b "* ]]; then
     done
   done
   dev_bwd_sanitizers check_v147b_producer_late_read v147b 60
-  [ $(( CALL_S - $(dev_elapsed) )) -gt 40 ] && PHASE_RUNS=check_v147b_producer_late_read:16x4096 CALL_S=200 \
-    bash dev/sessions/seventy-ninth.sh phases | grep -v "^loop"
+  dev_bwd_ncu_pages 40 check_v147b_producer_late_read:16x4096 | grep -v "^loop"
 fi
 if [[ " $steps " == *" phases "* ]]; then
   dev_unpack_carry
-  S="--clock-control none -c 1 --section SourceCounters --page source --csv --print-source sass"
-  for run in ${PHASE_RUNS:-check_backward:16x4096 check_backward:64x1024}; do
-    set -- ${run/:/ }
-    [ $(( CALL_S - $(dev_elapsed) )) -gt 150 ] || { echo "phases $run: no time left"; break; }
-    s=$(dev_elapsed)
-    GPU_FWD=1 timeout 150 ncu $S -k regex:bwd_main_fp8 -s 2 dev/backward/bin/$1 mxfp8 $2 16 16 1 none 3 \
-      > $OUT/ncu_sass_$1_$2.csv 2>/dev/null; echo "== phases $run: ncu rc=$? ($(( $(dev_elapsed) - s )) s)"
-    python3 dev/ncu_phases.py $OUT/ncu_sass_$1_$2.csv | head -60
-    gzip -f $OUT/ncu_sass_$1_$2.csv
-  done
+  dev_bwd_ncu_pages 150 ${PHASE_RUNS:-check_backward:16x4096 check_backward:64x1024}
 fi
 rest=$(echo " $steps " | sed 's/ tile / /; s/ v147 / /; s/ v147b / /; s/ phases / /')
 [ -n "${rest// /}" ] && CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/seventy-eighth.sh $rest
