@@ -61,7 +61,12 @@
 #     committed kernel at 16x4096, -0..-2 % at 1,024 tokens.
 #     Rule: v147's (promote if the bytes are the same, every check passes, both sanitizers are clean, >= 2 %
 #     faster at 16x4096 and nowhere > 0.5 % slower).
-#     Not run in the seventy-ninth session (no second machine started); queued in docs/hopper-port.md.
+#     Not run in the seventy-ninth session (no second machine started). Measured in the eightieth (H100,
+#     dev/logs/eightieth_v147b_h100.log; medians, ms, base / v147 / v147b): 16x4096 7.864 / 7.767 / 7.904
+#     (+0.5 %), 64x1024 2.868 / 2.890 / 2.927 (+2.1 %), 16x1024 0.791 / 0.795 / 0.806 (+1.9 %); the same
+#     bytes, every check PASS, racecheck and synccheck clean on both recipes. Refuted: the producer line
+#     closes. ncu: the tile start's vote barrier holds 4.0 % of all samples in v147 and v147b alike (the
+#     warps' skew, not the read); the moved read wait 0.5 %.
 #   osum, record: dev/sessions/seventy-eighth.sh's steps (their predictions are there).
 # Usage (device, repo root): [CALL_S=s] bash dev/sessions/seventy-ninth.sh [tile] [v147] [v147b] [phases] [osum] [record]
 . dev/device_lib.sh
