@@ -215,3 +215,35 @@ dev_timeline_runs() {
     python3 dev/forward/timeline.py $flags $OUT/${tag}_$w.bin | tee $OUT/${tag}_$w.md
   done
 }
+# (seventy-ninth session, shared since the eightieth) the backward dev harness's ncu pages and sanitizers;
+# both read CALL_S (the call's seconds) and write under $OUT
+# dev_bwd_ncu_pages MIN_S BIN:WORKLOAD...: ncu's SASS source page of one bwd_main_fp8 launch of each run (mxfp8,
+# clocks not locked), $OUT/ncu_sass_BIN_WORKLOAD.csv.gz, with dev/ncu_phases.py's landmark listing, each while
+# MIN_S seconds of CALL_S are left
+dev_bwd_ncu_pages() {
+  local min=$1 run s S="--clock-control none -c 1 --section SourceCounters --page source --csv --print-source sass"
+  shift
+  for run in "$@"; do
+    set -- ${run/:/ }
+    [ $(( CALL_S - $(dev_elapsed) )) -gt $min ] || { echo "phases $run: no time left"; break; }
+    s=$(dev_elapsed)
+    GPU_FWD=1 timeout 150 ncu $S -k regex:bwd_main_fp8 -s 2 dev/backward/bin/$1 mxfp8 $2 16 16 1 none 3 \
+      > $OUT/ncu_sass_$1_$2.csv 2>/dev/null; echo "== phases $run: ncu rc=$? ($(( $(dev_elapsed) - s )) s)"
+    python3 dev/ncu_phases.py $OUT/ncu_sass_$1_$2.csv > $OUT/ncu_phases_$1_$2.txt
+    head -60 $OUT/ncu_phases_$1_$2.txt
+    gzip -f $OUT/ncu_sass_$1_$2.csv
+  done
+}
+# dev_bwd_sanitizers BIN TAG MIN_S: racecheck and synccheck on BIN (the deterministic mode's split dQ, a small
+# packed layout, both recipes), each while MIN_S seconds of CALL_S are left; logs $OUT/TAG_TOOL_KIND.log
+dev_bwd_sanitizers() {
+  local k tool
+  for k in mxfp8 exact; do
+    for tool in racecheck synccheck; do
+      [ $(( CALL_S - $(dev_elapsed) )) -gt $3 ] || { echo "$tool $k: no time left"; continue; }
+      BWD_DET=1 timeout 120 compute-sanitizer --tool $tool dev/backward/bin/$1 $k "rand700:3" 2 1 1 none 1 \
+        > $OUT/$2_${tool}_$k.log 2>&1
+      echo "$tool $k: rc=$? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" $OUT/$2_${tool}_$k.log | tail -2 | tr '\n' ' ')"
+    done
+  done
+}
