@@ -247,3 +247,21 @@ dev_bwd_sanitizers() {
     done
   done
 }
+# dev_bwd_compare TAG WORKLOADS BASE ... NEW: compare.sh on the builds (bytes and checks on both recipes, two
+# timing rounds, mxfp8, WORKLOADS as compare.sh takes them), two more timing rounds of BASE and NEW, then each
+# build's timings per workload, sorted; the log is $OUT/TAG_compare.log
+dev_bwd_compare() {
+  local tag=$1 work=$2 w b ws
+  shift 2
+  KINDS="mxfp8 exact" TKINDS=mxfp8 WORKLOADS="$work" bash dev/backward/compare.sh "$@" 2>&1 |
+    tee $OUT/${tag}_compare.log | grep -E "==|FAIL|^mxfp8" | cut -c1-200
+  CHECK=0 TKINDS=mxfp8 WORKLOADS="$work" bash dev/backward/compare.sh "$1" "${@: -1}" 2>&1 |
+    tee -a $OUT/${tag}_compare.log | grep "^mxfp8"
+  IFS='|' read -r -a ws <<< "$work"
+  for w in "${ws[@]}"; do
+    w=${w%% *}
+    for b in "$@"; do
+      echo "$w $b: $(grep "^mxfp8 $b $w:" $OUT/${tag}_compare.log | awk '{print $5}' | sort -n | tr '\n' ' ')"
+    done
+  done
+}

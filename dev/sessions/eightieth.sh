@@ -29,17 +29,8 @@ if [[ " $steps " == *" v148 "* ]]; then
   dev_unpack_carry
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
   export OMP_NUM_THREADS=16
-  W="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
-  KINDS="mxfp8 exact" TKINDS=mxfp8 WORKLOADS="$W" bash dev/backward/compare.sh check_backward check_v148_ds_stsm_split \
-    2>&1 | tee $OUT/v148_compare.log | grep -E "==|FAIL|^mxfp8" | cut -c1-200
+  dev_bwd_compare v148 "16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" check_backward check_v148_ds_stsm_split
   echo "PASS lines: $(grep -c PASS $OUT/v148_compare.log), FAIL lines: $(grep -c FAIL $OUT/v148_compare.log)"
-  CHECK=0 TKINDS=mxfp8 WORKLOADS="$W" bash dev/backward/compare.sh check_backward check_v148_ds_stsm_split 2>&1 |
-    tee -a $OUT/v148_compare.log | grep "^mxfp8"
-  for w in 16x4096 64x1024 16x1024; do
-    for b in check_backward check_v148_ds_stsm_split; do
-      echo "$w $b: $(grep "^mxfp8 $b $w:" $OUT/v148_compare.log | awk '{print $5}' | sort -n | tr '\n' ' ')"
-    done
-  done
   dev_bwd_sanitizers check_v148_ds_stsm_split v148 40
 fi
 echo "done ($(dev_elapsed) s)"

@@ -72,7 +72,7 @@
 . dev/device_lib.sh
 steps=${*:-tile}
 CALL_S=${CALL_S:-570}
-# dev_bwd_ncu_pages and dev_bwd_sanitizers: dev/device_lib.sh
+# dev_bwd_compare, dev_bwd_ncu_pages and dev_bwd_sanitizers: dev/device_lib.sh
 if [[ " $steps " == *" tile "* ]]; then
   dev_unpack_carry
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
@@ -112,16 +112,8 @@ fi
 if [[ " $steps " == *" v147b "* ]]; then
   dev_unpack_carry
   export OMP_NUM_THREADS=16
-  W="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
-  KINDS="mxfp8 exact" TKINDS=mxfp8 WORKLOADS="$W" bash dev/backward/compare.sh check_backward check_v147_producer \
-    check_v147b_producer_late_read 2>&1 | tee $OUT/v147b_compare.log | grep -E "==|FAIL|^mxfp8" | cut -c1-200
-  CHECK=0 TKINDS=mxfp8 WORKLOADS="$W" bash dev/backward/compare.sh check_backward check_v147b_producer_late_read 2>&1 |
-    tee -a $OUT/v147b_compare.log | grep "^mxfp8"
-  for w in 16x4096 64x1024 16x1024; do
-    for b in check_backward check_v147_producer check_v147b_producer_late_read; do
-      echo "$w $b: $(grep "^mxfp8 $b $w:" $OUT/v147b_compare.log | awk '{print $5}' | sort -n | tr '\n' ' ')"
-    done
-  done
+  dev_bwd_compare v147b "16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" check_backward check_v147_producer \
+    check_v147b_producer_late_read
   dev_bwd_sanitizers check_v147b_producer_late_read v147b 60
   dev_bwd_ncu_pages 40 check_v147b_producer_late_read:16x4096 | grep -v "^loop"
 fi
