@@ -1,0 +1,80 @@
+#!/bin/bash
+# Eighty-first session. One step (default: both), v148 (prepared in the eightieth session; its
+# prediction and rule are in dev/sessions/eightieth.sh) and v149 beside the committed harness:
+#   compare.sh on the three builds (bytes in the deterministic mode, three layouts, both recipes;
+#   the default mode's reference checks; two timing rounds, mxfp8, 16x4096, 64x1024, 16x1024), two
+#   more rounds of v149 and of v148 against the committed kernel, v149's bytes per gradient (it
+#   changes dQ by design), then racecheck and synccheck on both while time is left. Carry build-pack
+#   (`sh dev/backward/build.sh dev/backward/v148_ds_stsm_split.patch dev/backward/v149_split_dq_exact.patch`,
+#   then `sh dev/pack_carry.sh dev/backward/bin/check_backward dev/backward/bin/check_v148_ds_stsm_split
+#   dev/backward/bin/check_v149_split_dq_exact`). ~300 s.
+#
+#   v149 (dev/backward/v149_split_dq_exact.patch): the split dQ (the default mode's dQ at these shapes)
+#     takes numerics.md 4.6's exact option instead of the pair fold. The main kernel stores the dS
+#     codes themselves as dQ's operand (mxfp8: the dK operand's code; the 16 re-encodings by 2^-s a
+#     sub-step, the pair's F and its shuffles go; mxfp8-exact: one warpgroup barrier fewer) and
+#     G = eDS + EKmax per (key block, query) as int16 in the 256 bytes that held the pair's float
+#     factor; dq_split runs one k=32 product a key block and scales each by 2^G softmax_scale.
+#     Why: the eightieth session's count puts 342 of the sub-step's ~1,200 instructions a warp in the
+#     dS maxima and codes, on the path; the fold exists to save dQ's FP32 adds in the main kernel
+#     (v40), which the split moved to dq_split, a DRAM-bound stream (its skeleton read the dS codes at
+#     77 % of an H100's bandwidth) with room for two more products a tile.
+#     ptxas: split kernels 0 B of spills on both recipes (committed 0), dq_split 154 registers, 0 B.
+#     Predicted (written before any run): dK and dV the same bytes, dQ different but its error against
+#     the reference no larger (the lower block's subnormal shift gone); the backward -1..-3 % at
+#     16x4096 and about as much at 1,024 tokens (~50 of ~1,200 instructions a warp and sub-step on the
+#     path; dq_split's extra products under its DRAM time).
+#     Rule: promote (into kernels/, numerics.md 4.6 and the gpu suite on every dQ path) if dK and dV
+#     keep their bytes on every layout, every check passes with dQ's relL2 (two digits) no larger and
+#     its cosine (six digits) no lower than the committed kernel's on any layout, racecheck and synccheck are clean, and the backward is >= 1 %
+#     faster at 16x4096 (median of four rounds) and nowhere > 0.3 % slower.
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-first.sh [both]
+. dev/device_lib.sh
+steps=${*:-both}
+CALL_S=${CALL_S:-570}
+V148=check_v148_ds_stsm_split V149=check_v149_split_dq_exact
+# bytes_by_gradient KIND LAYOUT HQ HKV CAUSAL: the committed harness and v149 in the deterministic mode,
+# their dumps (dQ, dK, dV, BF16) compared gradient by gradient
+bytes_by_gradient() {
+  local b
+  for b in check_backward $V149; do
+    BWD_DET=1 BWD_DUMP=/tmp/bytes_$b.bin timeout 60 dev/backward/bin/$b "$@" none > /dev/null 2>&1
+  done
+  python3 - "$@" <<'EOF'
+import sys
+kind, layout, hq, hkv = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+a = open('/tmp/bytes_check_backward.bin', 'rb').read()
+b = open('/tmp/bytes_check_v149_split_dq_exact.bin', 'rb').read()
+t = len(a) // (2 * 128 * (hq + 2 * hkv))
+nq, nk = 2 * 128 * t * hq, 2 * 128 * t * hkv
+parts = {'dQ': (0, nq), 'dK': (nq, nq + nk), 'dV': (nq + nk, nq + 2 * nk)}
+same = {n: a[s:e] == b[s:e] for n, (s, e) in parts.items()}
+print(f"bytes {kind} {layout}: " + ", ".join(f"{n} {'same' if v else 'DIFFERS'}" for n, v in same.items()) +
+      f" (sizes {len(a)} {len(b)})")
+EOF
+}
+if [[ " $steps " == *" both "* ]]; then
+  dev_unpack_carry
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  export OMP_NUM_THREADS=16
+  W="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
+  dev_bwd_compare both "$W" check_backward $V148 $V149
+  echo "PASS lines: $(grep -c PASS $OUT/both_compare.log), FAIL lines: $(grep -c FAIL $OUT/both_compare.log)"
+  CHECK=0 TKINDS=mxfp8 WORKLOADS="$W" bash dev/backward/compare.sh check_backward $V148 2>&1 |
+    tee -a $OUT/both_compare.log | grep "^mxfp8"
+  IFS='|' read -r -a ws <<< "$W"
+  for w in "${ws[@]}"; do
+    w=${w%% *}
+    echo "$w $V148 (four rounds): $(grep "^mxfp8 $V148 $w:" $OUT/both_compare.log | awk '{print $5}' | sort -n | tr '\n' ' ')"
+  done
+  echo "== dQ against the reference (relL2 maxrel cos), committed then v149:"
+  grep -E "^(check_backward|$V149): " $OUT/both_compare.log | grep -o "^[a-z0-9_]*: [a-z0-9]* v[0-9] [a-z0-9:]*\|relL2/maxrel/cos dQ [^d]*" | paste - -
+  for k in mxfp8 exact; do
+    bytes_by_gradient $k rand3000:1 4 2 1
+    bytes_by_gradient $k rand2000:3 8 2 1
+    bytes_by_gradient $k 3x1024 4 4 0
+  done
+  dev_bwd_sanitizers $V149 v149 40
+  dev_bwd_sanitizers $V148 v148 40
+fi
+echo "done ($(dev_elapsed) s)"
