@@ -28,7 +28,18 @@
 #     keep their bytes on every layout, every check passes with dQ's relL2 (two digits) no larger and
 #     its cosine (six digits) no lower than the committed kernel's on any layout, racecheck and synccheck are clean, and the backward is >= 1 %
 #     faster at 16x4096 (median of four rounds) and nowhere > 0.3 % slower.
-# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-first.sh [both]
+#   promoted (measured 16:1x UTC: v148 -4.4 / -2.3 / -2.9 %, v149 -2.0 / -1.2 / -1.5 % at 16x4096 / 64x1024 /
+#     16x1024, H100; both met their rules and went into kernels/): the library with both, checked and timed.
+#     The committed kernels of 8cd9da5 (dev/backward/committed_8cd9da5.patch) against the working tree's
+#     check_backward, four timing rounds (no reference checks: v148 and v149 passed theirs in step both);
+#     then every gpu test program of build-carry (`bash dev/carry_bins.sh`: the library at the promotion),
+#     then test_gpu_backward's small mode under memcheck, racecheck and synccheck while time is left. Carry
+#     build-carry and build-pack (`sh dev/backward/build.sh dev/backward/committed_8cd9da5.patch`, then
+#     `sh dev/pack_carry.sh dev/backward/bin/check_backward dev/backward/bin/check_committed_8cd9da5`).
+#     Predicted: the suite passes; the two together -5..-7 % at 16x4096 and -3..-5 % at 1,024 tokens
+#     (each alone -4.4 / -2.0 %; v149 takes 16 re-encodings out of the loop whose stores v148 replaced,
+#     so the two may overlap).
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-first.sh [both] [promoted]
 . dev/device_lib.sh
 steps=${*:-both}
 CALL_S=${CALL_S:-570}
@@ -76,5 +87,30 @@ if [[ " $steps " == *" both "* ]]; then
   done
   dev_bwd_sanitizers $V149 v149 40
   dev_bwd_sanitizers $V148 v148 40
+fi
+if [[ " $steps " == *" promoted "* ]]; then
+  dev_unpack_carry
+  dev_carry
+  W="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
+  for r in 1 2; do
+    CHECK=0 TKINDS=mxfp8 WORKLOADS="$W" bash dev/backward/compare.sh check_committed_8cd9da5 check_backward 2>&1 |
+      tee -a $OUT/promoted_timing.log | grep "^mxfp8"
+  done
+  IFS='|' read -r -a ws <<< "$W"
+  for w in "${ws[@]}"; do
+    w=${w%% *}
+    for b in check_committed_8cd9da5 check_backward; do
+      echo "$w $b: $(grep "^mxfp8 $b $w:" $OUT/promoted_timing.log | awk '{print $5}' | sort -n | tr '\n' ' ')"
+    done
+  done
+  echo "timing done ($(dev_elapsed) s)"
+  dev_all_gpu_tests
+  echo "tests done ($(dev_elapsed) s)"
+  for tool in memcheck racecheck synccheck; do
+    [ $(( CALL_S - $(dev_elapsed) )) -gt 60 ] || { echo "$tool: no time left"; continue; }
+    FLAMIA_TEST_SMALL=1 timeout 150 compute-sanitizer --tool $tool $C/tests/gpu/test_gpu_backward > $OUT/logs/small_$tool.log 2>&1
+    echo "$tool: rc=$? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/logs/small_$tool.log | tail -1)"
+  done
+  (cd $OUT && tar czf logs.tgz logs && rm -rf logs)
 fi
 echo "done ($(dev_elapsed) s)"

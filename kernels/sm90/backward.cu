@@ -183,7 +183,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     DqParams dp = {};
     if (split) {
         dp.ds = ws + plan.codes;
-        dp.fac = (const float *)(ws + plan.fac);
+        dp.fac = (const int16_t *)(ws + plan.fac);
         dp.off = (const long long *)(ws + plan.off);
         dp.next = (int *)(ws + plan.next);
         dp.dq = dq;
@@ -197,6 +197,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
         dp.t_vpad = L.t_vpad;
         dp.tiles = split_tiles;
         dp.had_norm = 1.0f / sqrtf((float)kD);
+        dp.scale = P->softmax_scale;
         dp.stride_h = split_kv * group;
         dp.chunks = (P->heads_kv + split_kv - 1) / split_kv;
         dp.err = (int *)(ws + L.err_flag);
@@ -240,7 +241,7 @@ static cudaError_t bwd_run(const struct flamia_sm90_problem *P, void *workspace,
     mp.hadamard = P->hadamard;
     mp.had_norm = 1.0f / sqrtf((float)kD); /* as flamia_ref_hadamard */
     mp.ds_codes = ws + plan.codes;
-    mp.ds_fac = (float *)(ws + plan.fac);
+    mp.ds_fac = (int16_t *)(ws + plan.fac);
     mp.ds_off = (const long long *)(ws + plan.off);
     mp.ds_tiles = split_tiles;
     const bool fp8_main = fp8 && (dbg_codes || bwd_variant() != 0);

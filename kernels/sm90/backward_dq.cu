@@ -2,21 +2,22 @@
  * backward_dq.cu - the split deterministic dQ (sixty-fourth session): in the deterministic mode,
  * when the workspace holds the split regions (sm90_launch.h, flamia_sm90_dq_split_fits), the FP8
  * main kernel (dQ mode kDqSplit, backward_fp8.cu) stores each sub-step's dQ operand - the dS codes
- * [query][key] of its two 64-key pairs, numerics.md 4.6's pair fold as in the other modes - and the
- * row factors 2^F scale, instead of adding dQ into dq_accum. Here, per (query tile, query head):
- *   dQ = sum over the key tiles n = 0, 1, ... and their pairs x = 0, 1 of fac(x, row) (dS'_x K_x)
+ * [query][key] of its four 32-key blocks, unshifted: numerics.md 4.6's exact option (v149, eighty-first
+ * session; the reduce-add modes fold each pair of blocks) - and G = eDS + EKmax per (key block, query)
+ * as int16, instead of adding dQ into dq_accum. Here, per (query tile, query head):
+ *   dQ = sum over the key tiles n = 0, 1, ... and their key blocks kb = 0..3 of 2^G(kb, row) scale (dS_kb K_kb)
  * in registers, in that order (deterministic by construction: no dq_accum, no turns, no bwd_dq_out),
- * rotated back when hadamard, BF16 out. The same products and factors as the reduce-add modes; only
- * the FP32 summation order differs.
+ * rotated back when hadamard, BF16 out. Against the reduce-add modes: the lower block of a pair keeps
+ * its subnormal entries, and the FP32 summation order differs.
  *
  * The backward runs both kernels once per chunk of kv heads, as many heads as the workspace holds
  * (all of them with the size flamia_cuda_workspace_size asks for, under its cap).
  *
  * dq_split: a persistent grid (one CTA an SM), 384 threads: warpgroup 0's thread 0 claims items from
  * the chunk's counter (ds_next) and loads their tiles by TMA into 6 stages (dS [128 queries][128 B] and K^T
- * [128 dims][128 B], 128-byte swizzle, and the 2 x 128 row factors); warpgroups 1 and 2 take 64
- * query rows each: per key tile two chains of two m64n128k32 products (one per pair) into a partial,
- * added with the pair's row factor. Items run head by head, each head's query tiles from the
+ * [128 dims][128 B], 128-byte swizzle, and the 1 KB of G); warpgroups 1 and 2 take 64
+ * query rows each: per key tile four m64n128k32 products (one per key block) into a partial,
+ * each added with its row factor (two chains of two, one per pair, before v149). Items run head by head, each head's query tiles from the
  * batch's last back to its first, so that the CTAs resident together read one or two documents' K^T
  * (from L2) and the run ends on short causal items. The stream is DRAM-bound: its skeleton
  * (dev/backward/l_sketch, L_ROW128 with L_PERSIST=2) read the dS codes at 77 % of an H100's bandwidth.
@@ -28,6 +29,7 @@
 
 #include "backward_common.cuh"
 #include "backward_wgmma.cuh"
+#include "flamia_formats.h"
 #include "sm90_ptx.cuh"
 #include "sm90_tiles.cuh"
 #include "sm90_tma_host.cuh"
@@ -59,9 +61,12 @@ __global__ void __launch_bounds__(256) dq_split_offsets(const int32_t *cu, int n
     for (int c = (int)threadIdx.x; c < chunks; c += 256) next[c] = 0;
 }
 
+/* 2^e for the stored G (int16; -1000, no valid entry, and anything below FP32's range give 0) */
+__device__ __forceinline__ float pow2z_dq(int e) { return e < -149 ? 0.f : flamia_pow2f(min(e, 127)); }
+
 constexpr int kDqStages = 6;
 constexpr int kDqTile = 128 * 128;                     /* dS or K^T tile bytes */
-constexpr int kDqFac = 2 * kDqTile;                    /* the 2 x 128 row factors */
+constexpr int kDqFac = 2 * kDqTile;                    /* G: int16 [2 pairs][2 halves][2 blocks][64] */
 constexpr int kDqHdr = kDqFac + 2 * 128 * 4;           /* int: the stage's item, -1: no more */
 constexpr int kDqStageBytes = kDqHdr + 1024;           /* 1 KB aligned */
 constexpr int kDqBar = kDqStages * kDqStageBytes;
@@ -108,7 +113,7 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
                 mbar_expect_tx(fb, 2 * kDqTile + 2 * 128 * 4);
                 tma_load_2d(smem_u32(b), &tm_ds, 0, (int)(tile * 128), fb);
                 tma_load_3d(smem_u32(b + kDqTile), &tm_kt, tpos + n * 128, 0, hk, fb);
-                bulk_load(smem_u32(b + kDqFac), p.fac + tile * 256, 2 * 128 * 4, fb);
+                bulk_load(smem_u32(b + kDqFac), p.fac + tile * 512, 2 * 128 * 4, fb);
             }
         }
         /* the end, as a stage of its own */
@@ -136,22 +141,22 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
             uint8_t *b = smem + st * kDqStageBytes;
             const uint64_t da = desc_sw128(smem_u32(b + c * 8192)), db = desc_sw128(smem_u32(b + kDqTile));
 #pragma unroll
-            for (int x = 0; x < 2; x++) { /* the tile's key pairs, each with its own row factors */
+            for (int kb = 0; kb < 4; kb++) { /* the tile's key blocks, each with its own row factors */
                 float part[64];
                 wgmma_fence();
-                bwd_wgmma_e4m3_ss_n128(part, desc_advance(da, 64 * x), desc_advance(db, 64 * x), 0);
-                bwd_wgmma_e4m3_ss_n128(part, desc_advance(da, 64 * x + 32), desc_advance(db, 64 * x + 32), 1);
+                bwd_wgmma_e4m3_ss_n128(part, desc_advance(da, 32 * kb), desc_advance(db, 32 * kb), 0);
                 wgmma_commit();
+                /* G per (pair x = kb / 2, sub-step c, block kb % 2, query): int16 [2][2][2][64] */
+                const int16_t *gf = (const int16_t *)(b + kDqFac) + (kb >> 1) * 256 + c * 128 + (kb & 1) * 64 + wq * 16 + g;
+                const float f0 = pow2z_dq(gf[0]) * p.scale, f1 = pow2z_dq(gf[8]) * p.scale;
                 wgmma_wait<0>();
                 reg_fence(part);
-                const float *f = (const float *)(b + kDqFac) + x * 128 + c * 64 + wq * 16 + g;
-                const float f0 = f[0], f1 = f[8];
                 /* every read of the stage done (the header's, the factors', the wgmmas' behind the wait):
                  * each consumer thread releases its own reads. One lane per warp after __syncwarp left the
                  * other lanes' reads unordered before the producer's next writes for compute-sanitizer
                  * racecheck (seventy-first session: 36 hazards on test_gpu_backward's small cases), as the
                  * forward's release found in its own time; one instruction per warp either way */
-                if (x == 1) mbar_arrive(smem_u32(&empty[st]));
+                if (kb == 3) mbar_arrive(smem_u32(&empty[st]));
 #pragma unroll
                 for (int y = 0; y < 64; y++) acc[y] = fmaf(part[y], (y >> 1) & 1 ? f1 : f0, acc[y]);
             }

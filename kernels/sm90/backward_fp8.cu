@@ -52,6 +52,10 @@
  * turns, backward_common.cuh) and kDqSplit (deterministic with the workspace's split regions,
  * sixty-fourth session): each warpgroup stores its dS tile and row factors by TMA after a
  * warpgroup barrier instead of the CTA barrier and dQ's products, and backward_dq.cu sums dQ.
+ * The split takes dQ's EXACT option (v149, eighty-first session): its tile holds the dS codes
+ * unshifted (mxfp8: the dK operand's codes; mxfp8-exact: dS^ 2^(eK_j - EKmax)) and G = eDS +
+ * EKmax per (key block, query) as int16; dq_split runs one k=32 product a key block, scaled by
+ * 2^G scale (the pair fold saved FP32 adds in this kernel, which the split does not make).
  * Epilogue: dK scaled (and rotated back), dV times 2^(G - 14), both through shared memory
  * (stmatrix) and out as whole 256-byte rows.
  * STATUS: v87 (thirty-second session, 2026-12-03; the wgmma descriptors advanced by one add,
@@ -96,6 +100,14 @@ __device__ __forceinline__ int acc_query(int j, int tq4) {
     return ((j >> 2) << 5) + (((j & 3) >> 1) << 4) + tq4 + ((j & 1) << 1);
 }
 
+/* four 8x8 b16 matrices stored transposed (stored row c of matrix k = column c of the
+ * accumulator layout, from lane 8k + c's address) */
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0),
+                 "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+
 /* 2^e built from the bits, branch-free: 0 for e <= -127 (FP32 subnormal factors only
  * ever scale values whose E4M3 code is 0 anyway), e <= 127 by construction. */
 __device__ __forceinline__ float pow2b(int e) { return __int_as_float(min(max(e + 127, 0), 254) << 23); }
@@ -126,7 +138,8 @@ struct SmemF {
     static constexpr int kAmax = kRow + 2 * kRowBytes;       /* float [8 warps][64]: |dS| max of a warp's 16 keys */
     static constexpr int kEds = kAmax + 8 * 64 * 4;          /* int [4][64] */
     static constexpr int kInv = kEds + 4 * 64 * 4;           /* float [4][64]: 2^-eDS */
-    static constexpr int kDqf = kInv + 4 * 64 * 4;           /* float [2][2][64]: scale 2^F, dQ chain factor per sub-step parity */
+    static constexpr int kDqf = kInv + 4 * 64 * 4;           /* float [2][2][64]: scale 2^F, dQ chain factor per sub-step parity
+                                                                (the split: int16 G [2][2][2][64]) */
     static constexpr int kDqOp = kDqf + 2 * 2 * 64 * 4;      /* float [4][64]: mxfp8-exact's dQ operand factor 2^(G - F - EKmax) */
     static constexpr int kGq = kDqOp + 4 * 64 * 4;           /* int [4][64]: G = eDS + EKmax per (key block, query) */
     static constexpr int kDqS = kGq + 4 * 64 * 4;            /* unused since v59 (mxfp8's 2^-s in registers); kept: the layout measured */
@@ -181,6 +194,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
     int *sEds = (int *)(smem + SM::kEds), *sMk = (int *)(smem + SM::kMk);
     float *sInv = (float *)(smem + SM::kInv), *sDqf = (float *)(smem + SM::kDqf), *sDqOp = (float *)(smem + SM::kDqOp);
     int *sGq = (int *)(smem + SM::kGq);
+    int16_t *sGs = (int16_t *)(smem + SM::kDqf); /* the split's G: int16 [2 parity][2 wg][2 key blocks][64] */
     int *sEKp = (int *)(smem + SM::kEKp), *sMisc = (int *)(smem + SM::kMisc);
     uint64_t *sBar = (uint64_t *)(smem + SM::kBar);
 
@@ -634,9 +648,17 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                     dkf[b] = __shfl_sync(0xffffffffu, dk, x1 + 2 * b);
                     dqsr[b] = __shfl_sync(0xffffffffu, dqs, x1 + 2 * b);
                 }
-                /* per sub-step parity: the other warpgroup may still read the previous one's */
-                const float dqf = __shfl_sync(0xffffffffu, pow2z(F) * p.scale, 2 * (wq & 1));
-                if (wq < 2) sDqf[(h2 * 2 + wg) * 64 + wtid] = dqf; /* rows of query block wq */
+                if constexpr (SPLIT) {
+                    /* the split takes dQ's exact option (numerics.md 4.6; v149, eighty-first session: -2 %
+                     * at 16x4096): the codes themselves, one k=32 product a key block in dq_split, scaled
+                     * there by 2^G scale; G per (key block kbx, query) as int16, per sub-step parity */
+                    const int gk = __shfl_sync(0xffffffffu, gq, (wq >> 1) + 2 * (wq & 1));
+                    sGs[(h2 * 2 + wg) * 128 + wtid] = (int16_t)max(gk, -32768);
+                } else {
+                    /* per sub-step parity: the other warpgroup may still read the previous one's */
+                    const float dqf = __shfl_sync(0xffffffffu, pow2z(F) * p.scale, 2 * (wq & 1));
+                    if (wq < 2) sDqf[(h2 * 2 + wg) * 64 + wtid] = dqf; /* rows of query block wq */
+                }
             } else { /* mxfp8-exact: exponent of group (block kb, query ql): thread wtid of
                  warpgroup wg; a warp is one 32-query block of one key block. Everything here is
                  the warpgroup's own key blocks: only named (warpgroup) barriers until dQ. */
@@ -665,13 +687,18 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                     ekm = sEKp[min(last, kb * 32 + 31)];
                     gq = e + ekm;
                 }
-                sGq[kb * 64 + ql] = gq;
-                bar_named(1 + wg, 128); /* the pair's G */
-                const int F = max(gq, sGq[(kb ^ 1) * 64 + ql]);
-                /* the operand factor dS^ 2^(eK_j - EKmax - s) */
-                sDqOp[kb * 64 + ql] = gq == NOEXP ? 0.f : pow2b(-ekm) * pow2b(gq - F);
-                /* per sub-step parity: the other warpgroup may still read the previous one's */
-                if ((wtid >> 6) == 0) sDqf[(h2 * 2 + wg) * 64 + ql] = pow2z(F) * p.scale;
+                if constexpr (SPLIT) { /* the exact option, no pair fold (see the mxfp8 branch) */
+                    sDqOp[kb * 64 + ql] = gq == NOEXP ? 0.f : pow2b(-ekm);
+                    sGs[(h2 * 2 + wg) * 128 + wtid] = (int16_t)max(gq, -32768);
+                } else {
+                    sGq[kb * 64 + ql] = gq;
+                    bar_named(1 + wg, 128); /* the pair's G */
+                    const int F = max(gq, sGq[(kb ^ 1) * 64 + ql]);
+                    /* the operand factor dS^ 2^(eK_j - EKmax - s) */
+                    sDqOp[kb * 64 + ql] = gq == NOEXP ? 0.f : pow2b(-ekm) * pow2b(gq - F);
+                    /* per sub-step parity: the other warpgroup may still read the previous one's */
+                    if ((wtid >> 6) == 0) sDqf[(h2 * 2 + wg) * 64 + ql] = pow2z(F) * p.scale;
+                }
                 bar_named(1 + wg, 128); /* sEds, sInv, sDqOp, sMk of this warpgroup's key blocks */
             }
 
@@ -690,6 +717,21 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                 for (int k = 0; k < 4; k++) dsoff[k] = ((c ^ k) << 4) | (2 * g);
             }
             uint32_t pk[8];
+            /* mxfp8 split (v148, eighty-first session: -4.4 % at 16x4096, 16 two-byte stores a sub-step
+             * before): the dQ operand codes as b16 key pairs, query qn low and qn + 1 high,
+             * the accumulator layout of an 8x8 b16 matrix a j (rows: the warp's key pairs g,
+             * columns 2tq + e: queries acc_query(j, tq4) + e); stmatrix.trans writes each column
+             * as one 16-byte row of the [query][key] tile, 4 j a store. Lane l gives the row of
+             * matrix l >> 3, column l & 7: query acc_query(j, 0) + 4 ((l & 7) >> 1) + (l & 1), where
+             * acc_query(4 b + m, 0) = 32 b + 16 (m >> 1) + 2 (m & 1); b = 1 is 2048 bytes on (its
+             * swizzle chunk the same: 32 queries keep (q >> 1) & 3). */
+            uint32_t dsw[8];
+            uint32_t dsrow = 0;
+            if constexpr (SPLIT && KIND == 1) {
+                const int m = lane >> 3, c = lane & 7;
+                const int q = 16 * (m >> 1) + 2 * (m & 1) + 4 * (c >> 1) + (c & 1);
+                dsrow = smem_u32(smem + SM::kDS + h2 * 8192 + wg * 4096) + q * 64 + ((wq ^ ((q >> 1) & 3)) << 4);
+            }
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 uint32_t qcs[2]; /* dQ operand codes of keys 2g + hh, queries qn (byte 0), qn + 1 (byte 1) */
@@ -712,7 +754,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                         /* mxfp8: dK's operand is the dS code itself (one exponent per 32x32 dS block
                          * and per 32-token Q block: its fold factor is exactly 1); dQ's is the code
                          * times 2^-s, the code itself in the pair's larger block (s = 0) */
-                        qc = flamia_e4m3x2_scale_f16(code, dqs);
+                        qc = SPLIT ? code : flamia_e4m3x2_scale_f16(code, dqs);
                     } else {
                         /* mxfp8-exact: dK operand dS^ 2^eQ relative to the block's 2^M, dQ operand
                          * dS^ 2^(eK_j - EKmax - s) (folds within the block and the pair) */
@@ -723,7 +765,11 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                     }
                     qcs[hh] = qc;
                 }
-                if constexpr (SPLIT) { /* my warpgroup's [64 queries][64 keys] tile, 64-byte swizzle, for its store */
+                if constexpr (SPLIT && KIND == 1) { /* my warpgroup's [64 queries][64 keys] tile, 64-byte swizzle, for its store */
+                    dsw[j] = __byte_perm(qcs[0], qcs[1], 0x5140);
+                    if ((j & 3) == 3)
+                        stmatrix_x4_trans(dsrow + (j >> 2) * 2048, dsw[j - 3], dsw[j - 2], dsw[j - 1], dsw[j]);
+                } else if constexpr (SPLIT) { /* mxfp8-exact: two-byte stores (the stmatrix spilled 4-16 B there) */
                     uint8_t *t = smem + SM::kDS + h2 * 8192 + wg * 4096 + 2 * g;
                     *reinterpret_cast<uint16_t *>(t + qn * 64 + ((wq ^ ((qn >> 1) & 3)) << 4)) =
                         (uint16_t)__byte_perm(qcs[0], qcs[1], 0x40);
@@ -795,7 +841,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                  * wrong dQ, flagged by dq_split_offsets, never a write past the workspace) */
                 if (wtid == 0 && tile < p.ds_tiles) {
                     tma_store_2d(&maps.ds, smem_u32(smem + SM::kDS + h2 * 8192 + wg * 4096), 64 * wg, (int)(tile * 128 + h2 * 64));
-                    bulk_store(p.ds_fac + tile * 256 + wg * 128 + h2 * 64, smem_u32(sDqf + (h2 * 2 + wg) * 64), 256);
+                    bulk_store(p.ds_fac + tile * 512 + wg * 256 + h2 * 128, smem_u32(sGs + (h2 * 2 + wg) * 128), 256);
                     bulk_commit_group();
                 }
                 continue;

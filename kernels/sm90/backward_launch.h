@@ -67,7 +67,7 @@ struct MainParams {
     /* the split deterministic dQ (main kernel mode kDqSplit): where the dS tiles (by TMA, launch_fp8's
      * map over ds_codes) and row factors go */
     uint8_t *ds_codes;
-    float *ds_fac;
+    int16_t *ds_fac; /* G per (key block, query), int16 [tiles][2][2][2][64] (backward_dq.cu) */
     const long long *ds_off; /* a document's first tile; query head h's at + (h - hk0 group) c(n) */
     long long ds_tiles;      /* the chunk's tiles (stores past them are dropped) */
 };
@@ -77,10 +77,10 @@ struct MainParams {
 enum { kDqAdds = 0, kDqTurns = 1, kDqSplit = 2 };
 
 /* 5. the split deterministic dQ (backward_dq.cu): dQ = sum over key tiles of the stored dS codes
- * times K, per 64-key pair scaled by its row factor, in a fixed order, BF16 out */
+ * times K, per 32-key block scaled by its row factor 2^G scale, in a fixed order, BF16 out */
 struct DqParams {
     const uint8_t *ds;      /* region ds_codes */
-    const float *fac;       /* region ds_fac */
+    const int16_t *fac;     /* region ds_fac */
     const long long *off;   /* region ds_off */
     int *next;              /* region ds_next: this chunk's counter (dq_split_offsets zeroes them all) */
     uint16_t *dq;
@@ -90,7 +90,7 @@ struct DqParams {
     int stride_h;           /* query heads a chunk's offsets make room for (ds_off) */
     int chunks;             /* counters dq_split_offsets zeroes */
     long long tiles;
-    float had_norm;
+    float had_norm, scale; /* scale: softmax_scale (v149: the factors are stored as G, int16) */
     int *err;               /* region err_flag (dq_split_offsets: FLAMIA_SM90_BAD_SPLIT_TILES) */
 };
 

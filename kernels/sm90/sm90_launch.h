@@ -147,9 +147,10 @@ struct flamia_sm90_problem {
  *                                     per call)
  *   ds_codes   uint8 [tiles][128][128]  per (document, query head of the chunk, query tile m, key tile n
  *                                     of the causal triangle or the full square) the dQ operand's codes
- *                                     [query][key] as the main kernel had them (the pair fold)
- *   ds_fac     float [tiles][2][128]    their row factors 2^F scale per 64-key pair, right after
- *                                     ds_codes' chunk-dependent size
+ *                                     [query][key], unshifted (numerics.md 4.6's exact option)
+ *   ds_fac     int16 [tiles][2][2][2][64]  their exponents G = eDS + EKmax per (64-key pair, 64-query
+ *                                     half, 32-key block, query): 1 KB a tile (the row factor is
+ *                                     2^G softmax_scale), right after ds_codes' chunk-dependent size
  *   tiles = heads x ds_tiles_kv, ds_tiles_kv = group sum_d c(n_d) per kv head, n_d = ceil(len_d /
  *   128), c(n) = n (n + 1) / 2 causal, n^2 not: counted from the shape's host copy of cu_seqlens
  *   where the caller gave one (problem.doc_tiles), else bounded by n_d <= ceil(max_seqlen / 128)

@@ -274,7 +274,8 @@ static void run_case(const char *label, const char *preset, int hadamard, int ca
 
 /* Deterministic dQ (flamia_cuda_set_deterministic): two backward calls on the same
  * workspace give bit-identical dQ, dK, dV, and the deterministic dQ equals the default
- * (atomic) one up to FP32 summation order (rel. L2 <= 2^-8: a BF16 step). Both deterministic
+ * (atomic) one up to FP32 summation order and, against the reduce-adds, the pair fold's
+ * subnormal-only difference (numerics.md 4.6; rel. L2 <= 2^-8: a BF16 step). Both deterministic
  * forms: the split dQ (FP8 kinds, with the workspace flamia_cuda_workspace_size gives when the
  * mode is on: backward_dq.cu) and the turns (the workspace of the mode off); and the split in
  * chunks of one kv head (a workspace of one head's share), bit-identical to all heads at once. The layouts:
