@@ -39,7 +39,12 @@
 #     Predicted: the suite passes; the two together -5..-7 % at 16x4096 and -3..-5 % at 1,024 tokens
 #     (each alone -4.4 / -2.0 %; v149 takes 16 re-encodings out of the loop whose stores v148 replaced,
 #     so the two may overlap).
-# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-first.sh [both] [promoted]
+#   final: on an H200, the record of dcd549d's kernels (dev/sessions/seventy-eighth.sh record: the acceptance
+#     ratios, Table D's pair, the gpu suite; carry build-carry and .whl, FLAMIA_GIT_COMMIT=dcd549d); on any
+#     other card, mxfp8-exact's backward timed, committed (8cd9da5) against dcd549d, four rounds (carry
+#     build-pack as for promoted): v149 changed that recipe's split kernel (one warpgroup barrier fewer a
+#     sub-step, dq_split's four products), v148 did not, and only mxfp8 was timed. Predicted: -0.5..-2 %.
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-first.sh [both] [promoted] [final]
 . dev/device_lib.sh
 steps=${*:-both}
 CALL_S=${CALL_S:-570}
@@ -112,5 +117,26 @@ if [[ " $steps " == *" promoted "* ]]; then
     echo "$tool: rc=$? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/logs/small_$tool.log | tail -1)"
   done
   (cd $OUT && tar czf logs.tgz logs && rm -rf logs)
+fi
+if [[ " $steps " == *" final "* ]]; then
+  case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
+    *H200*) CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/seventy-eighth.sh record ;;
+    *)
+      dev_unpack_carry
+      export OMP_NUM_THREADS=16
+      nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+      W="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
+      for r in 1 2; do
+        CHECK=0 TKINDS=exact WORKLOADS="$W" bash dev/backward/compare.sh check_committed_8cd9da5 check_backward 2>&1 |
+          tee -a $OUT/exact_timing.log | grep "^exact"
+      done
+      IFS='|' read -r -a ws <<< "$W"
+      for w in "${ws[@]}"; do
+        w=${w%% *}
+        for b in check_committed_8cd9da5 check_backward; do
+          echo "$w $b: $(grep "^exact $b $w:" $OUT/exact_timing.log | awk '{print $5}' | sort -n | tr '\n' ' ')"
+        done
+      done ;;
+  esac
 fi
 echo "done ($(dev_elapsed) s)"
