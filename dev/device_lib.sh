@@ -251,17 +251,35 @@ dev_bwd_sanitizers() {
 # timing rounds, mxfp8, WORKLOADS as compare.sh takes them), two more timing rounds of BASE and NEW, then each
 # build's timings per workload, sorted; the log is $OUT/TAG_compare.log
 dev_bwd_compare() {
-  local tag=$1 work=$2 w b ws
+  local tag=$1 work=$2
   shift 2
   KINDS="mxfp8 exact" TKINDS=mxfp8 WORKLOADS="$work" bash dev/backward/compare.sh "$@" 2>&1 |
     tee $OUT/${tag}_compare.log | grep -E "==|FAIL|^mxfp8" | cut -c1-200
   CHECK=0 TKINDS=mxfp8 WORKLOADS="$work" bash dev/backward/compare.sh "$1" "${@: -1}" 2>&1 |
     tee -a $OUT/${tag}_compare.log | grep "^mxfp8"
-  IFS='|' read -r -a ws <<< "$work"
+  dev_bwd_sorted $OUT/${tag}_compare.log mxfp8 "$work" "$@"
+}
+# dev_bwd_sorted LOG KIND WORKLOADS BIN...: each build's backward times (ms) a workload from compare.sh's
+# timing lines in LOG, sorted (the median is read off them)
+dev_bwd_sorted() {
+  local log=$1 kind=$2 w b ws
+  IFS='|' read -r -a ws <<< "$3"
+  shift 3
   for w in "${ws[@]}"; do
     w=${w%% *}
     for b in "$@"; do
-      echo "$w $b: $(grep "^mxfp8 $b $w:" $OUT/${tag}_compare.log | awk '{print $5}' | sort -n | tr '\n' ' ')"
+      echo "$w $b: $(grep "^$kind $b $w:" $log | awk '{print $5}' | sort -n | tr '\n' ' ')"
     done
   done
+}
+# dev_bwd_variant TAG BIN: a backward variant (dev/backward/bin/BIN, carried in build-pack) beside the
+# committed harness check_backward: dev_bwd_compare on 16x4096, 64x1024 and 16x1024, the PASS / FAIL
+# count, then racecheck and synccheck (dev_bwd_sanitizers) while 40 s of CALL_S are left
+dev_bwd_variant() {
+  dev_unpack_carry
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  export OMP_NUM_THREADS=16
+  dev_bwd_compare $1 "16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" check_backward $2
+  echo "PASS lines: $(grep -c PASS $OUT/$1_compare.log), FAIL lines: $(grep -c FAIL $OUT/$1_compare.log)"
+  dev_bwd_sanitizers $2 $1 40
 }

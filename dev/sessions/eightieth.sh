@@ -26,11 +26,6 @@
 steps=${*:-v148}
 CALL_S=${CALL_S:-570}
 if [[ " $steps " == *" v148 "* ]]; then
-  dev_unpack_carry
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-  export OMP_NUM_THREADS=16
-  dev_bwd_compare v148 "16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" check_backward check_v148_ds_stsm_split
-  echo "PASS lines: $(grep -c PASS $OUT/v148_compare.log), FAIL lines: $(grep -c FAIL $OUT/v148_compare.log)"
-  dev_bwd_sanitizers check_v148_ds_stsm_split v148 40
+  dev_bwd_variant v148 check_v148_ds_stsm_split
 fi
 echo "done ($(dev_elapsed) s)"

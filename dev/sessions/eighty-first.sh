@@ -44,7 +44,19 @@
 #     other card, mxfp8-exact's backward timed, committed (8cd9da5) against dcd549d, four rounds (carry
 #     build-pack as for promoted): v149 changed that recipe's split kernel (one warpgroup barrier fewer a
 #     sub-step, dq_split's four products), v148 did not, and only mxfp8 was timed. Predicted: -0.5..-2 %.
-# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-first.sh [both] [promoted] [final]
+#   v150: dev/backward/v150_codes_one_register.patch beside the committed harness (4cd8d18's kernels), as
+#     step both ran v148: dev_bwd_compare (bytes on three layouts, both recipes; the default mode's checks; two
+#     timing rounds, then two more), racecheck and synccheck. Carry build-pack (`sh dev/backward/build.sh
+#     dev/backward/v150_codes_one_register.patch`, then `sh dev/pack_carry.sh dev/backward/bin/check_backward
+#     dev/backward/bin/check_v150_codes_one_register`). ~150 s.
+#     Why: the recount's SASS (dev/logs/eighty-first_ncu_split_h100.csv.gz) shows the codes loop masking each
+#     of its 16 cvt results with LOP3 0xffff (a uint16_t widened in C++) before the byte permutes; v150 packs
+#     four codes a register so that only permutes follow. Static SASS 5,576 -> 5,560.
+#     Predicted (written before any run): the same bytes; -0.5..-1.5 % at 16x4096 (16 of ~1,070 instructions
+#     a warp and sub-step, in the phase that v148 and v149 showed to be on the path), about as much at 1,024
+#     tokens. Rule: promote if the same bytes on every layout, checks and sanitizers clean, >= 0.5 % faster at
+#     16x4096 (median of four rounds) and nowhere > 0.3 % slower.
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-first.sh [both] [promoted] [final] [v150]
 . dev/device_lib.sh
 steps=${*:-both}
 CALL_S=${CALL_S:-570}
@@ -78,11 +90,7 @@ if [[ " $steps " == *" both "* ]]; then
   echo "PASS lines: $(grep -c PASS $OUT/both_compare.log), FAIL lines: $(grep -c FAIL $OUT/both_compare.log)"
   CHECK=0 TKINDS=mxfp8 WORKLOADS="$W" bash dev/backward/compare.sh check_backward $V148 2>&1 |
     tee -a $OUT/both_compare.log | grep "^mxfp8"
-  IFS='|' read -r -a ws <<< "$W"
-  for w in "${ws[@]}"; do
-    w=${w%% *}
-    echo "$w $V148 (four rounds): $(grep "^mxfp8 $V148 $w:" $OUT/both_compare.log | awk '{print $5}' | sort -n | tr '\n' ' ')"
-  done
+  dev_bwd_sorted $OUT/both_compare.log mxfp8 "$W" $V148
   echo "== dQ against the reference (relL2 maxrel cos), committed then v149:"
   grep -E "^(check_backward|$V149): " $OUT/both_compare.log | grep -o "^[a-z0-9_]*: [a-z0-9]* v[0-9] [a-z0-9:]*\|relL2/maxrel/cos dQ [^d]*" | paste - -
   for k in mxfp8 exact; do
@@ -101,13 +109,7 @@ if [[ " $steps " == *" promoted "* ]]; then
     CHECK=0 TKINDS=mxfp8 WORKLOADS="$W" bash dev/backward/compare.sh check_committed_8cd9da5 check_backward 2>&1 |
       tee -a $OUT/promoted_timing.log | grep "^mxfp8"
   done
-  IFS='|' read -r -a ws <<< "$W"
-  for w in "${ws[@]}"; do
-    w=${w%% *}
-    for b in check_committed_8cd9da5 check_backward; do
-      echo "$w $b: $(grep "^mxfp8 $b $w:" $OUT/promoted_timing.log | awk '{print $5}' | sort -n | tr '\n' ' ')"
-    done
-  done
+  dev_bwd_sorted $OUT/promoted_timing.log mxfp8 "$W" check_committed_8cd9da5 check_backward
   echo "timing done ($(dev_elapsed) s)"
   dev_all_gpu_tests
   echo "tests done ($(dev_elapsed) s)"
@@ -117,6 +119,9 @@ if [[ " $steps " == *" promoted "* ]]; then
     echo "$tool: rc=$? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/logs/small_$tool.log | tail -1)"
   done
   (cd $OUT && tar czf logs.tgz logs && rm -rf logs)
+fi
+if [[ " $steps " == *" v150 "* ]]; then
+  dev_bwd_variant v150 check_v150_codes_one_register
 fi
 if [[ " $steps " == *" final "* ]]; then
   case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
@@ -130,13 +135,7 @@ if [[ " $steps " == *" final "* ]]; then
         CHECK=0 TKINDS=exact WORKLOADS="$W" bash dev/backward/compare.sh check_committed_8cd9da5 check_backward 2>&1 |
           tee -a $OUT/exact_timing.log | grep "^exact"
       done
-      IFS='|' read -r -a ws <<< "$W"
-      for w in "${ws[@]}"; do
-        w=${w%% *}
-        for b in check_committed_8cd9da5 check_backward; do
-          echo "$w $b: $(grep "^exact $b $w:" $OUT/exact_timing.log | awk '{print $5}' | sort -n | tr '\n' ' ')"
-        done
-      done ;;
+      dev_bwd_sorted $OUT/exact_timing.log exact "$W" check_committed_8cd9da5 check_backward ;;
   esac
 fi
 echo "done ($(dev_elapsed) s)"
