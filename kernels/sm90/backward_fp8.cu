@@ -108,6 +108,17 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
                  : "memory");
 }
 
+/* four E4M3 codes in one register: (a, b) in the low half, (c, d) in the high half, a and c in the
+ * lower byte of theirs (flamia_cvt_e4m3x2's order); ptxas merges the halves in the second F2FP */
+__device__ __forceinline__ uint32_t cvt_e4m3x4_rows(float a, float b, float c, float d) {
+    uint32_t r;
+    asm("{\n.reg .b16 l, h;\ncvt.rn.satfinite.e4m3x2.f32 l, %2, %1;\ncvt.rn.satfinite.e4m3x2.f32 h, %4, %3;\n"
+        "mov.b32 %0, {l, h};\n}"
+        : "=r"(r)
+        : "f"(a), "f"(b), "f"(c), "f"(d));
+    return r;
+}
+
 /* 2^e built from the bits, branch-free: 0 for e <= -127 (FP32 subnormal factors only
  * ever scale values whose E4M3 code is 0 anyway), e <= 127 by construction. */
 __device__ __forceinline__ float pow2b(int e) { return __int_as_float(min(max(e + 127, 0), 254) << 23); }
@@ -734,6 +745,29 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
             }
 #pragma unroll
             for (int j = 0; j < 8; j++) {
+                if constexpr (SPLIT && KIND == 1) {
+                    /* the j's four codes in one register (row g's pair low, row g + 8's high, F2FP
+                     * merging the halves), then only byte permutes: the dS tile's b16 key pairs
+                     * (bytes 0, 2, 1, 3 = byte_perm(row g, row g + 8, 0x5140) of the two-pair form) and
+                     * dK's operand (two j per register: put_dk_operand's halves). v150, eighty-first
+                     * session: -1.1 % at 16x4096; two-byte codes widened in C++ had cost a LOP3 0xffff
+                     * each before the permutes (16 a sub-step) */
+                    const float iv = invr[j >> 2];
+                    const uint32_t c = cvt_e4m3x4_rows(dpacc[4 * j] * iv, dpacc[4 * j + 1] * iv, dpacc[4 * j + 2] * iv,
+                                                       dpacc[4 * j + 3] * iv);
+                    dsw[j] = __byte_perm(c, 0u, 0x3120);
+                    if ((j & 3) == 3)
+                        stmatrix_x4_trans(dsrow + (j >> 2) * 2048, dsw[j - 3], dsw[j - 2], dsw[j - 1], dsw[j]);
+                    const int base = 4 * (j >> 2) + (((j & 3) >> 1) << 1);
+                    if ((j & 1) == 0) {
+                        pk[base] = c;
+                    } else {
+                        const uint32_t prev = pk[base];
+                        pk[base] = __byte_perm(prev, c, 0x5410);
+                        pk[base + 1] = __byte_perm(prev, c, 0x7632);
+                    }
+                    continue;
+                }
                 uint32_t qcs[2]; /* dQ operand codes of keys 2g + hh, queries qn (byte 0), qn + 1 (byte 1) */
                 const int qn = acc_query(j, tq4); /* even */
                 const int cj = acc_query(j, 0);
