@@ -56,7 +56,15 @@
 #     a warp and sub-step, in the phase that v148 and v149 showed to be on the path), about as much at 1,024
 #     tokens. Rule: promote if the same bytes on every layout, checks and sanitizers clean, >= 0.5 % faster at
 #     16x4096 (median of four rounds) and nowhere > 0.3 % slower.
-# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-first.sh [both] [promoted] [final] [v150]
+#   v151 (prepared, not run: no device time was left): dev/backward/v151_store_under_dv.patch beside the
+#     committed harness, as v150 (carry build-pack: `sh dev/backward/build.sh dev/backward/v151_store_under_dv.patch`,
+#     then `sh dev/pack_carry.sh dev/backward/bin/check_backward dev/backward/bin/check_v151_store_under_dv`). ~150 s.
+#     Why: in the recount the split's dS store (its warpgroup barrier, then thread 0's stores) held 4.5 % of
+#     the stall samples, after the sub-step's last wgmma wait; v151 issues it right after dV's products.
+#     Predicted (written before any run): the same bytes; -0.5..-2 % at 16x4096 and at 1,024 tokens.
+#     Rule: promote if the same bytes on every layout, checks and sanitizers clean, >= 0.5 % faster at
+#     16x4096 (median of four rounds) and nowhere > 0.3 % slower.
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-first.sh [both] [promoted] [final] [v150] [v151]
 . dev/device_lib.sh
 steps=${*:-both}
 CALL_S=${CALL_S:-570}
@@ -122,6 +130,9 @@ if [[ " $steps " == *" promoted "* ]]; then
 fi
 if [[ " $steps " == *" v150 "* ]]; then
   dev_bwd_variant v150 check_v150_codes_one_register
+fi
+if [[ " $steps " == *" v151 "* ]]; then
+  dev_bwd_variant v151 check_v151_store_under_dv
 fi
 if [[ " $steps " == *" final "* ]]; then
   case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
