@@ -1,6 +1,6 @@
 /*
  * backward_common.cuh - device code that more than one backward kernel TU uses
- * (backward_prep.cu, backward_simt.cu, backward_fp8.cu); kD and the parameter blocks are
+ * (backward_prep.cu, backward_simt.cu, backward_fp8.cu, backward_dq.cu); kD and the parameter blocks are
  * in backward_launch.h.
  */
 #ifndef FLAMIA_SM90_BACKWARD_COMMON_CUH
@@ -10,10 +10,15 @@
 #include <stdint.h>
 
 #include "backward_launch.h"
+#include "flamia_formats.h"
 
 namespace flamia_bwd {
 
 constexpr double kLn2 = 0.69314718055994530942;
+
+/* 2^e for any int e: 0 below FP32's range (callers only use e <= 127; the split dQ's stored G
+ * is -1000 where a block has no valid entry) */
+__device__ __forceinline__ float pow2z(int e) { return e < -149 ? 0.f : flamia_pow2f(e > 127 ? 127 : e); }
 
 __device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);

@@ -29,7 +29,6 @@
 
 #include "backward_common.cuh"
 #include "backward_wgmma.cuh"
-#include "flamia_formats.h"
 #include "sm90_ptx.cuh"
 #include "sm90_tiles.cuh"
 #include "sm90_tma_host.cuh"
@@ -60,9 +59,6 @@ __global__ void __launch_bounds__(256) dq_split_offsets(const int32_t *cu, int n
     if (threadIdx.x == 0 && carry > tiles) atomicOr(err, FLAMIA_SM90_BAD_SPLIT_TILES);
     for (int c = (int)threadIdx.x; c < chunks; c += 256) next[c] = 0;
 }
-
-/* 2^e for the stored G (int16; -1000, no valid entry, and anything below FP32's range give 0) */
-__device__ __forceinline__ float pow2z_dq(int e) { return e < -149 ? 0.f : flamia_pow2f(min(e, 127)); }
 
 constexpr int kDqStages = 6;
 constexpr int kDqTile = 128 * 128;                     /* dS or K^T tile bytes */
@@ -148,7 +144,7 @@ __global__ void __launch_bounds__(384, 1) dq_split(const __grid_constant__ CUten
                 wgmma_commit();
                 /* G per (pair x = kb / 2, sub-step c, block kb % 2, query): int16 [2][2][2][64] */
                 const int16_t *gf = (const int16_t *)(b + kDqFac) + (kb >> 1) * 256 + c * 128 + (kb & 1) * 64 + wq * 16 + g;
-                const float f0 = pow2z_dq(gf[0]) * p.scale, f1 = pow2z_dq(gf[8]) * p.scale;
+                const float f0 = pow2z(gf[0]) * p.scale, f1 = pow2z(gf[8]) * p.scale; /* G -1000: no valid entry, 0 */
                 wgmma_wait<0>();
                 reg_fence(part);
                 /* every read of the stage done (the header's, the factors', the wgmmas' behind the wait):

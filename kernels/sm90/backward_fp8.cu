@@ -84,9 +84,6 @@
 
 namespace flamia_bwd {
 
-/* 2^e for any int e: 0 below FP32's range (callers only use e <= 127) */
-__device__ __forceinline__ float pow2z(int e) { return e < -149 ? 0.f : flamia_pow2f(e > 127 ? 127 : e); }
-
 /* ================================================================ 3b. FP8 wgmma kernel */
 using namespace flamia_sm90; /* sm90_ptx.cuh */
 __device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
@@ -788,7 +785,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                         /* mxfp8: dK's operand is the dS code itself (one exponent per 32x32 dS block
                          * and per 32-token Q block: its fold factor is exactly 1); dQ's is the code
                          * times 2^-s, the code itself in the pair's larger block (s = 0) */
-                        qc = SPLIT ? code : flamia_e4m3x2_scale_f16(code, dqs);
+                        qc = flamia_e4m3x2_scale_f16(code, dqs);
                     } else {
                         /* mxfp8-exact: dK operand dS^ 2^eQ relative to the block's 2^M, dQ operand
                          * dS^ 2^(eK_j - EKmax - s) (folds within the block and the pair) */
@@ -799,11 +796,9 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                     }
                     qcs[hh] = qc;
                 }
-                if constexpr (SPLIT && KIND == 1) { /* my warpgroup's [64 queries][64 keys] tile, 64-byte swizzle, for its store */
-                    dsw[j] = __byte_perm(qcs[0], qcs[1], 0x5140);
-                    if ((j & 3) == 3)
-                        stmatrix_x4_trans(dsrow + (j >> 2) * 2048, dsw[j - 3], dsw[j - 2], dsw[j - 1], dsw[j]);
-                } else if constexpr (SPLIT) { /* mxfp8-exact: two-byte stores (the stmatrix spilled 4-16 B there) */
+                if constexpr (SPLIT) { /* mxfp8-exact (mxfp8's split took the path above): my warpgroup's
+                     [64 queries][64 keys] tile, 64-byte swizzle, for its store, by two-byte stores (the
+                     stmatrix spilled 4-16 B there) */
                     uint8_t *t = smem + SM::kDS + h2 * 8192 + wg * 4096 + 2 * g;
                     *reinterpret_cast<uint16_t *>(t + qn * 64 + ((wq ^ ((qn >> 1) & 3)) << 4)) =
                         (uint16_t)__byte_perm(qcs[0], qcs[1], 0x40);
