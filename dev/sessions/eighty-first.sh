@@ -69,6 +69,17 @@
 steps=${*:-both}
 CALL_S=${CALL_S:-570}
 V148=check_v148_ds_stsm_split V149=check_v149_split_dq_exact
+W="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
+# committed_vs_head KIND LOG: 8cd9da5's backward against the working tree's, four timing rounds of KIND on W
+# (two compare.sh calls), each build's times sorted
+committed_vs_head() {
+  local r
+  for r in 1 2; do
+    CHECK=0 TKINDS=$1 WORKLOADS="$W" bash dev/backward/compare.sh check_committed_8cd9da5 check_backward 2>&1 |
+      tee -a $2 | grep "^$1"
+  done
+  dev_bwd_sorted $2 $1 "$W" check_committed_8cd9da5 check_backward
+}
 # bytes_by_gradient KIND LAYOUT HQ HKV CAUSAL: the committed harness and v149 in the deterministic mode,
 # their dumps (dQ, dK, dV, BF16) compared gradient by gradient
 bytes_by_gradient() {
@@ -93,7 +104,6 @@ if [[ " $steps " == *" both "* ]]; then
   dev_unpack_carry
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
   export OMP_NUM_THREADS=16
-  W="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
   dev_bwd_compare both "$W" check_backward $V148 $V149
   echo "PASS lines: $(grep -c PASS $OUT/both_compare.log), FAIL lines: $(grep -c FAIL $OUT/both_compare.log)"
   CHECK=0 TKINDS=mxfp8 WORKLOADS="$W" bash dev/backward/compare.sh check_backward $V148 2>&1 |
@@ -112,12 +122,7 @@ fi
 if [[ " $steps " == *" promoted "* ]]; then
   dev_unpack_carry
   dev_carry
-  W="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
-  for r in 1 2; do
-    CHECK=0 TKINDS=mxfp8 WORKLOADS="$W" bash dev/backward/compare.sh check_committed_8cd9da5 check_backward 2>&1 |
-      tee -a $OUT/promoted_timing.log | grep "^mxfp8"
-  done
-  dev_bwd_sorted $OUT/promoted_timing.log mxfp8 "$W" check_committed_8cd9da5 check_backward
+  committed_vs_head mxfp8 $OUT/promoted_timing.log
   echo "timing done ($(dev_elapsed) s)"
   dev_all_gpu_tests
   echo "tests done ($(dev_elapsed) s)"
@@ -141,12 +146,7 @@ if [[ " $steps " == *" final "* ]]; then
       dev_unpack_carry
       export OMP_NUM_THREADS=16
       nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-      W="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
-      for r in 1 2; do
-        CHECK=0 TKINDS=exact WORKLOADS="$W" bash dev/backward/compare.sh check_committed_8cd9da5 check_backward 2>&1 |
-          tee -a $OUT/exact_timing.log | grep "^exact"
-      done
-      dev_bwd_sorted $OUT/exact_timing.log exact "$W" check_committed_8cd9da5 check_backward ;;
+      committed_vs_head exact $OUT/exact_timing.log ;;
   esac
 fi
 echo "done ($(dev_elapsed) s)"
