@@ -1,7 +1,9 @@
 #!/bin/bash
-# Eighty-second session. Steps (default: queued v152), each guarded by CALL_S:
-#   queued: the eighty-first session's queued steps, dev/sessions/eighty-first.sh promoted v151 (the gpu
-#     suite and sanitizers at HEAD, whose v150 no suite had run; v151 beside HEAD's harness). ~400 s.
+# Eighty-second session. Steps (default: promoted v152 v151, in that order), each guarded by CALL_S:
+#   promoted: the eighty-first session's queued suite, dev/sessions/eighty-first.sh promoted (8cd9da5's
+#     backward against HEAD's, four rounds; the gpu suite and sanitizers at HEAD, whose v150 no suite had
+#     run). ~250 s.
+#   v151: dev/sessions/eighty-first.sh v151 (prepared there; its prediction and rule are there). ~150 s.
 #   v152: dev/backward/v152_dv_operand_codes.patch beside the committed harness: dev_bwd_variant (bytes on
 #     three layouts, both recipes; the default mode's checks; four timing rounds; racecheck and synccheck),
 #     then dV's error against the reference of both builds on every checked layout and both recipes, and
@@ -27,11 +29,11 @@
 # Carry build-pack: `sh dev/backward/build.sh dev/backward/committed_8cd9da5.patch
 # dev/backward/v151_store_under_dv.patch dev/backward/v152_dv_operand_codes.patch`, then `sh dev/pack_carry.sh
 # dev/backward/bin/check_backward dev/backward/bin/check_committed_8cd9da5 dev/backward/bin/check_v151_store_under_dv
-# dev/backward/bin/check_v152_dv_operand_codes`; for queued also build-carry (`bash dev/carry_bins.sh`), for
+# dev/backward/bin/check_v152_dv_operand_codes`; for promoted also build-carry (`bash dev/carry_bins.sh`), for
 # final also .whl (docs/hopper-port.md).
-# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-second.sh [queued] [v152] [final]
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-second.sh [promoted] [v152] [v151] [final]
 . dev/device_lib.sh
-steps=${*:-queued v152}
+steps=${*:-promoted v152 v151}
 CALL_S=${CALL_S:-570}
 V152=check_v152_dv_operand_codes
 # gradient_bytes KIND LAYOUT HQ HKV CAUSAL: the committed harness and v152 in the deterministic mode, their
@@ -54,8 +56,8 @@ print(f"bytes {kind} {layout}: " + ", ".join(f"{n} {'same' if v else 'DIFFERS'}"
       f" (sizes {len(a)} {len(b)})")
 EOF
 }
-if [[ " $steps " == *" queued "* ]]; then
-  CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/eighty-first.sh promoted v151
+if [[ " $steps " == *" promoted "* ]]; then
+  CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/eighty-first.sh promoted
 fi
 if [[ " $steps " == *" v152 "* ]] && [ $(( CALL_S - $(dev_elapsed) )) -gt 120 ]; then
   CALL_S=$(( CALL_S - $(dev_elapsed) ))
@@ -70,6 +72,9 @@ if [[ " $steps " == *" v152 "* ]] && [ $(( CALL_S - $(dev_elapsed) )) -gt 120 ];
       gradient_bytes $k $l
     done
   done
+fi
+if [[ " $steps " == *" v151 "* ]] && [ $(( CALL_S - $(dev_elapsed) )) -gt 100 ]; then
+  CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/eighty-first.sh v151
 fi
 if [[ " $steps " == *" final "* ]]; then
   CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/eighty-first.sh final
