@@ -1,13 +1,14 @@
 #!/bin/bash
-# Eighty-second session. Steps (default: promoted v152 v151, in that order), each guarded by CALL_S:
+# Eighty-second session. Steps (default: promoted v152 v151), run in the order given, each guarded by CALL_S:
 #   promoted: the eighty-first session's queued suite, dev/sessions/eighty-first.sh promoted (8cd9da5's
 #     backward against HEAD's, four rounds; the gpu suite and sanitizers at HEAD, whose v150 no suite had
 #     run). ~250 s.
 #   v151: dev/sessions/eighty-first.sh v151 (prepared there; its prediction and rule are there). ~150 s.
-#   v152: dev/backward/v152_dv_operand_codes.patch beside the committed harness: dev_bwd_variant (bytes on
-#     three layouts, both recipes; the default mode's checks; four timing rounds; racecheck and synccheck),
-#     then dV's error against the reference of both builds on every checked layout and both recipes, and
-#     the bytes gradient by gradient in the deterministic mode (dQ and dK must keep theirs). ~170 s.
+#   v152: dev/backward/v152_dv_operand_codes.patch beside the committed harness, as dev_bwd_variant runs a
+#     variant (bytes on three layouts, both recipes; the default mode's checks; four timing rounds), then
+#     dV's error against the reference of both builds on every checked layout and both recipes and the
+#     bytes gradient by gradient in the deterministic mode (dQ and dK must keep theirs), then racecheck and
+#     synccheck while time is left. ~170 s.
 #     Why: the eighty-first session's recount puts 258 of the sub-step's ~1,067 instructions a warp in P's
 #     codes and dV's operand (18 % of the stall samples). dV's A operand was F16(P 2^(eDO - G + 14)) with
 #     P = dec(code) norm 2^-8: per k-pair four FMUL (P times the factor) and an F2FP pack. v152 makes the A
@@ -56,14 +57,14 @@ print(f"bytes {kind} {layout}: " + ", ".join(f"{n} {'same' if v else 'DIFFERS'}"
       f" (sizes {len(a)} {len(b)})")
 EOF
 }
-if [[ " $steps " == *" promoted "* ]]; then
-  CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/eighty-first.sh promoted
-fi
-if [[ " $steps " == *" v152 "* ]] && [ $(( CALL_S - $(dev_elapsed) )) -gt 120 ]; then
-  CALL_S=$(( CALL_S - $(dev_elapsed) ))
-  t0=$(date +%s)
-  dev_bwd_variant v152 $V152
+step_v152() {
+  dev_unpack_carry
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  export OMP_NUM_THREADS=16
+  dev_bwd_compare v152 "16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" check_backward $V152
+  echo "PASS lines: $(grep -c PASS $OUT/v152_compare.log), FAIL lines: $(grep -c FAIL $OUT/v152_compare.log)"
   echo "== dV against the reference (relL2 maxrel cos), committed then v152, default mode:"
+  local k l b
   for k in mxfp8 exact; do
     for l in "rand3000:1 4 2 1" "rand2000:3 8 2 1" "3x1024 4 4 0"; do
       for b in check_backward $V152; do
@@ -72,11 +73,15 @@ if [[ " $steps " == *" v152 "* ]] && [ $(( CALL_S - $(dev_elapsed) )) -gt 120 ];
       gradient_bytes $k $l
     done
   done
-fi
-if [[ " $steps " == *" v151 "* ]] && [ $(( CALL_S - $(dev_elapsed) )) -gt 100 ]; then
-  CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/eighty-first.sh v151
-fi
-if [[ " $steps " == *" final "* ]]; then
-  CALL_S=$(( CALL_S - $(dev_elapsed) )) bash dev/sessions/eighty-first.sh final
-fi
+  dev_bwd_sanitizers $V152 v152 40
+}
+# the steps in the order given, each with what is left of CALL_S
+for step in $steps; do
+  left=$(( CALL_S - $(dev_elapsed) ))
+  [ $left -gt 100 ] || { echo "$step: no time left"; continue; }
+  case $step in
+    promoted | v151 | final) CALL_S=$left bash dev/sessions/eighty-first.sh $step ;;
+    v152) (CALL_S=$left; t0=$(date +%s); step_v152) ;;
+  esac
+done
 echo "done ($(dev_elapsed) s)"
