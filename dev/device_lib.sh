@@ -272,6 +272,28 @@ dev_bwd_sorted() {
     done
   done
 }
+# dev_bwd_gradient_bytes BIN KIND LAYOUT HQ HKV CAUSAL: the committed harness (check_backward) and
+# dev/backward/bin/BIN in the deterministic mode, their dumps (dQ, dK, dV as BF16) compared gradient by
+# gradient (a variant that changes one gradient by design shows which keep their bytes)
+dev_bwd_gradient_bytes() {
+  local b new=$1
+  shift
+  for b in check_backward $new; do
+    BWD_DET=1 BWD_DUMP=/tmp/bytes_$b.bin timeout 60 dev/backward/bin/$b "$@" none > /dev/null 2>&1
+  done
+  python3 - /tmp/bytes_check_backward.bin /tmp/bytes_$new.bin "$@" <<'EOF'
+import sys
+kind, layout, hq, hkv = sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
+a = open(sys.argv[1], 'rb').read()
+b = open(sys.argv[2], 'rb').read()
+t = len(a) // (2 * 128 * (hq + 2 * hkv))
+nq, nk = 2 * 128 * t * hq, 2 * 128 * t * hkv
+parts = {'dQ': (0, nq), 'dK': (nq, nq + nk), 'dV': (nq + nk, nq + 2 * nk)}
+same = {n: a[s:e] == b[s:e] for n, (s, e) in parts.items()}
+print(f"bytes {kind} {layout}: " + ", ".join(f"{n} {'same' if v else 'DIFFERS'}" for n, v in same.items()) +
+      f" (sizes {len(a)} {len(b)})")
+EOF
+}
 # dev_bwd_variant TAG BIN: a backward variant (dev/backward/bin/BIN, carried in build-pack) beside the
 # committed harness check_backward: dev_bwd_compare on 16x4096, 64x1024 and 16x1024, the PASS / FAIL
 # count, then racecheck and synccheck (dev_bwd_sanitizers) while 40 s of CALL_S are left

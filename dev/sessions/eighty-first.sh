@@ -80,26 +80,6 @@ committed_vs_head() {
   done
   dev_bwd_sorted $2 $1 "$W" check_committed_8cd9da5 check_backward
 }
-# bytes_by_gradient KIND LAYOUT HQ HKV CAUSAL: the committed harness and v149 in the deterministic mode,
-# their dumps (dQ, dK, dV, BF16) compared gradient by gradient
-bytes_by_gradient() {
-  local b
-  for b in check_backward $V149; do
-    BWD_DET=1 BWD_DUMP=/tmp/bytes_$b.bin timeout 60 dev/backward/bin/$b "$@" none > /dev/null 2>&1
-  done
-  python3 - "$@" <<'EOF'
-import sys
-kind, layout, hq, hkv = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-a = open('/tmp/bytes_check_backward.bin', 'rb').read()
-b = open('/tmp/bytes_check_v149_split_dq_exact.bin', 'rb').read()
-t = len(a) // (2 * 128 * (hq + 2 * hkv))
-nq, nk = 2 * 128 * t * hq, 2 * 128 * t * hkv
-parts = {'dQ': (0, nq), 'dK': (nq, nq + nk), 'dV': (nq + nk, nq + 2 * nk)}
-same = {n: a[s:e] == b[s:e] for n, (s, e) in parts.items()}
-print(f"bytes {kind} {layout}: " + ", ".join(f"{n} {'same' if v else 'DIFFERS'}" for n, v in same.items()) +
-      f" (sizes {len(a)} {len(b)})")
-EOF
-}
 if [[ " $steps " == *" both "* ]]; then
   dev_unpack_carry
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
@@ -112,9 +92,9 @@ if [[ " $steps " == *" both "* ]]; then
   echo "== dQ against the reference (relL2 maxrel cos), committed then v149:"
   grep -E "^(check_backward|$V149): " $OUT/both_compare.log | grep -o "^[a-z0-9_]*: [a-z0-9]* v[0-9] [a-z0-9:]*\|relL2/maxrel/cos dQ [^d]*" | paste - -
   for k in mxfp8 exact; do
-    bytes_by_gradient $k rand3000:1 4 2 1
-    bytes_by_gradient $k rand2000:3 8 2 1
-    bytes_by_gradient $k 3x1024 4 4 0
+    dev_bwd_gradient_bytes $V149 $k rand3000:1 4 2 1
+    dev_bwd_gradient_bytes $V149 $k rand2000:3 8 2 1
+    dev_bwd_gradient_bytes $V149 $k 3x1024 4 4 0
   done
   dev_bwd_sanitizers $V149 v149 40
   dev_bwd_sanitizers $V148 v148 40

@@ -37,26 +37,6 @@
 steps=${*:-promoted v152 v151}
 CALL_S=${CALL_S:-570}
 V152=check_v152_dv_operand_codes
-# gradient_bytes KIND LAYOUT HQ HKV CAUSAL: the committed harness and v152 in the deterministic mode, their
-# dumps (dQ, dK, dV as BF16) compared gradient by gradient
-gradient_bytes() {
-  local b
-  for b in check_backward $V152; do
-    BWD_DET=1 BWD_DUMP=/tmp/bytes_$b.bin timeout 60 dev/backward/bin/$b "$@" none > /dev/null 2>&1
-  done
-  python3 - "$@" <<'EOF'
-import sys
-kind, layout, hq, hkv = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-a = open('/tmp/bytes_check_backward.bin', 'rb').read()
-b = open('/tmp/bytes_check_v152_dv_operand_codes.bin', 'rb').read()
-t = len(a) // (2 * 128 * (hq + 2 * hkv))
-nq, nk = 2 * 128 * t * hq, 2 * 128 * t * hkv
-parts = {'dQ': (0, nq), 'dK': (nq, nq + nk), 'dV': (nq + nk, nq + 2 * nk)}
-same = {n: a[s:e] == b[s:e] for n, (s, e) in parts.items()}
-print(f"bytes {kind} {layout}: " + ", ".join(f"{n} {'same' if v else 'DIFFERS'}" for n, v in same.items()) +
-      f" (sizes {len(a)} {len(b)})")
-EOF
-}
 step_v152() {
   dev_unpack_carry
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
@@ -70,7 +50,7 @@ step_v152() {
       for b in check_backward $V152; do
         echo "$k $l $b: $(timeout 60 dev/backward/bin/$b $k $l full 2>&1 | grep -o "dV [0-9.e+-]* [0-9.e+-]* [0-9.]*" | head -1)"
       done
-      gradient_bytes $k $l
+      dev_bwd_gradient_bytes $V152 $k $l
     done
   done
   dev_bwd_sanitizers $V152 v152 40
