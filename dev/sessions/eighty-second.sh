@@ -7,24 +7,26 @@
 #   v152: dev/backward/v152_dv_operand_codes.patch beside the committed harness, as dev_bwd_variant runs a
 #     variant (bytes on three layouts, both recipes; the default mode's checks; four timing rounds), then
 #     dV's error against the reference of both builds on every checked layout and both recipes and the
-#     bytes gradient by gradient in the deterministic mode (dQ and dK must keep theirs), then racecheck and
+#     bytes gradient by gradient in the deterministic mode (see the rule), then racecheck and
 #     synccheck while time is left. ~170 s.
 #     Why: the eighty-first session's recount puts 258 of the sub-step's ~1,067 instructions a warp in P's
 #     codes and dV's operand (18 % of the stall samples). dV's A operand was F16(P 2^(eDO - G + 14)) with
-#     P = dec(code) norm 2^-8: per k-pair four FMUL (P times the factor) and an F2FP pack. v152 makes the A
-#     operand the code's exact F16 value times 2^(eDO - G + 3) (one HMUL2 a k-pair, exact while eDO - G >=
-#     -18) and moves the row's norm into dV's B operand, which bwd_pre_do now writes as F16(code norm 2^3)
-#     instead of the exact codes: A B is the same product, its one F16 rounding on dO's code times norm
-#     instead of on P (numerics.md 4.6 would say so). 32 instructions a warp and sub-step fewer (SASS
-#     here: P's codes and dV's operand lose 32 FMUL and 16 F2FP, gain 16 HMUL2).
-#     Predicted (written before any run): dQ and dK the same bytes on every layout; dV's relL2 and cosine
-#     against the reference about the committed's (the same size of rounding, moved); the backward
-#     -1..-3 % at 16x4096 and at 1,024 tokens.
-#     Rule: promote (kernels/, numerics.md 4.6, backward_fp8.cu's header) if dQ and dK keep their bytes on
-#     every layout, every check passes, dV's relL2 (two digits) is no more than one step in the second
-#     digit above the committed's and its cosine (six digits) no more than 2e-6 below on every layout and
-#     recipe, racecheck and synccheck are clean, and the backward is >= 1 % faster at 16x4096 (median of
-#     four rounds) and nowhere > 0.3 % slower.
+#     P = dec(code) norm 2^-8: per k-pair four FMUL (P times the factor) and an F2FP pack. v152 makes
+#     mxfp8's A operand the code's exact F16 value times 2^(eDO - G + 3) (one HMUL2 a k-pair, exact while
+#     eDO - G >= -18) and moves the row's norm into dV's B operand, which bwd_pre_do now writes for mxfp8
+#     as F16(code norm 2^3) instead of the exact codes: A B is the same product, its one F16 rounding on
+#     dO's code times norm instead of on P (numerics.md 4.6 would say so). mxfp8-exact keeps today's
+#     operands (its split kernel spilled 4 B with the F16 form). SASS here, mxfp8 split kernel: 5,560 ->
+#     5,464 (P's codes and dV's operand lose 32 FMUL and 16 F2FP a sub-step, gain 16 HMUL2); every
+#     kernel's spills as committed.
+#     Predicted (written before any run): mxfp8-exact the same bytes in all three gradients and mxfp8 in dQ
+#     and dK, on every layout; mxfp8's dV error against the reference about the committed's (the same
+#     size of rounding, moved); the backward -1..-3 % at 16x4096 and at 1,024 tokens.
+#     Rule: promote (kernels/, numerics.md 4.6, backward_fp8.cu's header) if those bytes hold, every check
+#     passes, mxfp8's dV relL2 (two digits) is no more than one step in the second digit above the
+#     committed's and its cosine (six digits) no more than 2e-6 below on every layout, racecheck and
+#     synccheck are clean, and the backward is >= 1 % faster at 16x4096 (median of four rounds) and
+#     nowhere > 0.3 % slower.
 #   final: dev/sessions/eighty-first.sh final (the record on an H200; mxfp8-exact's backward timed on any
 #     other card).
 # Carry build-pack: `sh dev/backward/build.sh dev/backward/committed_8cd9da5.patch
