@@ -249,11 +249,12 @@ dev_bwd_sanitizers() {
 }
 # dev_bwd_compare TAG WORKLOADS BASE ... NEW: compare.sh on the builds (bytes and checks on both recipes, two
 # timing rounds, mxfp8, WORKLOADS as compare.sh takes them), two more timing rounds of BASE and NEW, then each
-# build's timings per workload, sorted; the log is $OUT/TAG_compare.log
+# build's timings per workload, sorted; the log is $OUT/TAG_compare.log, its result lines whole (every
+# gradient's relL2 / max / cosine; the lines shown here are cut at 200 characters)
 dev_bwd_compare() {
   local tag=$1 work=$2
   shift 2
-  KINDS="mxfp8 exact" TKINDS=mxfp8 WORKLOADS="$work" bash dev/backward/compare.sh "$@" 2>&1 |
+  FULL_LINES=1 KINDS="mxfp8 exact" TKINDS=mxfp8 WORKLOADS="$work" bash dev/backward/compare.sh "$@" 2>&1 |
     tee $OUT/${tag}_compare.log | grep -E "==|FAIL|^mxfp8" | cut -c1-200
   CHECK=0 TKINDS=mxfp8 WORKLOADS="$work" bash dev/backward/compare.sh "$1" "${@: -1}" 2>&1 |
     tee -a $OUT/${tag}_compare.log | grep "^mxfp8"
@@ -294,14 +295,19 @@ print(f"bytes {kind} {layout}: " + ", ".join(f"{n} {'same' if v else 'DIFFERS'}"
       f" (sizes {len(a)} {len(b)})")
 EOF
 }
-# dev_bwd_variant TAG BIN: a backward variant (dev/backward/bin/BIN, carried in build-pack) beside the
-# committed harness check_backward: dev_bwd_compare on 16x4096, 64x1024 and 16x1024, the PASS / FAIL
-# count, then racecheck and synccheck (dev_bwd_sanitizers) while 40 s of CALL_S are left
-dev_bwd_variant() {
+# dev_bwd_variant_checks TAG BIN: a backward variant (dev/backward/bin/BIN, carried in build-pack) beside
+# the committed harness check_backward: dev_bwd_compare on 16x4096, 64x1024 and 16x1024, then the PASS /
+# FAIL count
+dev_bwd_variant_checks() {
   dev_unpack_carry
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
   export OMP_NUM_THREADS=16
   dev_bwd_compare $1 "16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" check_backward $2
   echo "PASS lines: $(grep -c PASS $OUT/$1_compare.log), FAIL lines: $(grep -c FAIL $OUT/$1_compare.log)"
+}
+# dev_bwd_variant TAG BIN: dev_bwd_variant_checks, then racecheck and synccheck (dev_bwd_sanitizers)
+# while 40 s of CALL_S are left
+dev_bwd_variant() {
+  dev_bwd_variant_checks "$@"
   dev_bwd_sanitizers $2 $1 40
 }

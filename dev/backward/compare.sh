@@ -12,7 +12,7 @@
 # Build here first and carry dev/backward/bin, e.g. the committed kernel as the base:
 #   git show HEAD:kernels/sm90/backward.cu > dev/backward/bin/obj/base.cu
 #   FWD_HEAD=1 sh dev/backward/build.sh dev/backward/bin/obj/base.cu
-# Usage (device, repo root): KINDS="mxfp8 exact" TKINDS=mxfp8 [LAYOUTS="rand3000:1 4 2 1|..."] [DEFAULT_CHECK=0] [CHECK=0]
+# Usage (device, repo root): KINDS="mxfp8 exact" TKINDS=mxfp8 [LAYOUTS="rand3000:1 4 2 1|..."] [DEFAULT_CHECK=0] [CHECK=0] [FULL_LINES=1]
 #   [WORKLOADS="16x1024 16 16 1|..."]
 #   bash dev/backward/compare.sh check_base check_backward [check_...]
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
@@ -25,8 +25,11 @@ KINDS=${KINDS:-"mxfp8 exact"} TKINDS=${TKINDS:-$KINDS} # TKINDS: the kinds timed
 LAYOUTS=${LAYOUTS:-"rand3000:1 4 2 1|rand2000:3 8 2 1|3x1024 4 4 0"}
 DEFAULT_CHECK=${DEFAULT_CHECK:-1}
 T=$(mktemp -d)
-# a long result line shortened in the middle, so that its PASS / FAIL end stays readable
-keep_status() { sed -E 's/^(.{150}).*(\| unwritten=.*)$/\1 ... \2/'; }
+# a long result line shortened in the middle, so that its PASS / FAIL end stays readable; FULL_LINES=1
+# keeps it whole (every gradient's relL2 / max / cosine, for a log that is read for them)
+keep_status() {
+  if [ "${FULL_LINES:-0}" = 1 ]; then cat; else sed -E 's/^(.{150}).*(\| unwritten=.*)$/\1 ... \2/'; fi
+}
 IFS='|' read -r -a LAY <<< "$LAYOUTS"
 [ "${CHECK:-1}" = 1 ] || KINDS="" DEFAULT_CHECK=0 # CHECK=0: the timing alone
 for kind in $KINDS; do

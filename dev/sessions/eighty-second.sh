@@ -6,7 +6,8 @@
 #   v151: dev/sessions/eighty-first.sh v151 (prepared there; its prediction and rule are there). ~150 s.
 #   v152: dev/backward/v152_dv_operand_codes.patch beside the committed harness, as dev_bwd_variant runs a
 #     variant (bytes on three layouts, both recipes; the default mode's checks; four timing rounds), then
-#     dV's error against the reference of both builds on every checked layout and both recipes and the
+#     dV's error against the reference of both builds on every checked layout and both recipes (read off
+#     those checks' lines) and the
 #     bytes gradient by gradient in the deterministic mode (see the rule), then racecheck and
 #     synccheck while time is left. ~170 s.
 #     Why: the eighty-first session's recount puts 258 of the sub-step's ~1,067 instructions a warp in P's
@@ -40,18 +41,13 @@ steps=${*:-promoted v152 v151}
 CALL_S=${CALL_S:-570}
 V152=check_v152_dv_operand_codes
 step_v152() {
-  dev_unpack_carry
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-  export OMP_NUM_THREADS=16
-  dev_bwd_compare v152 "16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" check_backward $V152
-  echo "PASS lines: $(grep -c PASS $OUT/v152_compare.log), FAIL lines: $(grep -c FAIL $OUT/v152_compare.log)"
-  echo "== dV against the reference (relL2 maxrel cos), committed then v152, default mode:"
-  local k l b
+  dev_bwd_variant_checks v152 $V152
+  echo "== dV against the reference (relL2 maxrel cos), committed then v152 on each layout, default mode:"
+  grep "^default " $OUT/v152_compare.log | grep -o "^default [a-z0-9_]*: [a-z0-9]* v[0-9] [a-z0-9:]*\|dV [0-9.e+-]* [0-9.e+-]* [0-9.]*" |
+    paste - -
+  local k l
   for k in mxfp8 exact; do
     for l in "rand3000:1 4 2 1" "rand2000:3 8 2 1" "3x1024 4 4 0"; do
-      for b in check_backward $V152; do
-        echo "$k $l $b: $(timeout 60 dev/backward/bin/$b $k $l full 2>&1 | grep -o "dV [0-9.e+-]* [0-9.e+-]* [0-9.]*" | head -1)"
-      done
       dev_bwd_gradient_bytes $V152 $k $l
     done
   done
