@@ -1,0 +1,83 @@
+#!/bin/bash
+# Eighty-third session. Steps (default: v153 v155), run in the order given, each guarded by CALL_S:
+#   promoted, v152, v151, final: dev/sessions/eighty-second.sh's steps (their predictions and rules there).
+#   v153 (v153, v154, v154b) and v155 (v155, v156): builds beside the committed harness, all scheduling
+#     only (the same bytes by construction), all from the eighty-first session's stall samples (dev/logs/eighty-first_ncu_split_h100.csv.gz, one
+#     bwd_main_fp8 launch at 16x4096, 114,287 samples):
+#     - v153 (dev/backward/v153_fences_off_path.patch): the split kernels' proxy fence of the dS tile and
+#       G (for their TMA store) issued after dK's first partial and dV's products instead of before them
+#       (there the FENCE and the WARPGROUP.ARRIVE after it waited 3,274 samples, 2.9 %, long scoreboard);
+#       the fence after the F16 dO panel's wait only where cp.async wrote the panel (761 samples, 0.7 %).
+#     - v154 (dev/backward/v154_ckq_early.patch): v153, and mxfp8's S factors of the sub-step (sCkqW,
+#       four LDS.128) read before S and dP are issued instead of in P's loop after S's wait (its first
+#       multiply waited 2,989 samples on the load, 2.6 %; the fifth pair's 603).
+#     - v154b (v154's patch with -DV154_LATE=1): the same reads after S and dP are issued, before their
+#       wait, should WARPGROUP.ARRIVE wait for outstanding loads.
+#     - v155 (dev/backward/v155_tile_counters.patch, independent of the others): the query-tile loop's
+#       head and tile as counters instead of it / per_head and it % per_head (two integer divisions a
+#       tile, MUFU.RCP and ~25 dependent instructions each, ~3,800 samples, 3.3 %, at the tile start
+#       and in load_tile); the turns kernels keep the division (32 B of spills with the counters).
+#     - v156 (dev/backward/v156_pair_maxima.patch, independent): the mxfp8 split's dS maxima exchanged by
+#       warp pair (a 64-thread named barrier of the two warps sharing a 32-key block) instead of by the
+#       warpgroup, each warp deriving only its own key block's blocks (the other's fed dQ's pair fold,
+#       which the split does not make): that barrier and the BSSY after it held 2,509 samples (2.2 %),
+#       the warps' skew.
+#     ptxas: every kernel's spills as committed; static SASS of the mxfp8 split kernel 5,560 (v153),
+#     5,552 (v154, v154b), 5,520 (v155), 5,544 (v156); mxfp8-exact split 6,288 -> 6,296 (v153, v154), 6,248 (v155).
+#     Runs (each step): compare.sh on its builds and the committed one (bytes in the deterministic mode
+#     on three layouts, both recipes; the default mode's reference checks; two timing rounds, mxfp8,
+#     16x4096, 64x1024, 16x1024), two more rounds of every build, then racecheck and synccheck while
+#     time is left (in the order the step names its builds: v154, v153, v154b; v155, v156). ~300 s a step.
+#     Predicted (written before any run): every build the committed kernel's bytes in all three
+#     gradients on every layout, both recipes; v153 -1..-2.5 % at 16x4096 and -0.5..-2 % at 1,024
+#     tokens; v154 a further -0.5..-2 %; v154b within 0.5 % of v154; v155 -0.5..-1.5 % at 16x4096,
+#     -1..-2 % at 1,024 tokens (more tiles a CTA's sub-step count there); v156 -0.3..-1 % everywhere.
+#     Rule: of the builds whose bytes hold everywhere, whose checks all pass and whose racecheck and
+#     synccheck are clean, promote the fastest at 16x4096 (median of four rounds) if it is >= 0.7 %
+#     faster than the committed kernel there and nowhere > 0.3 % slower; v154 or v154b only if also
+#     >= 0.5 % faster than v153 at 16x4096, else v153. v155 and v156 each on its own rule, the same but
+#     >= 0.5 % faster at 16x4096; the winners are promoted together (disjoint code) and timed together
+#     in the next call's promoted step.
+# Carry build-pack: `sh dev/backward/build.sh dev/backward/committed_8cd9da5.patch
+# dev/backward/v151_store_under_dv.patch dev/backward/v152_dv_operand_codes.patch
+# dev/backward/v153_fences_off_path.patch dev/backward/v154_ckq_early.patch
+# dev/backward/v154_ckq_early.patch@late=V154_LATE=1 dev/backward/v155_tile_counters.patch
+# dev/backward/v156_pair_maxima.patch`, then `sh dev/pack_carry.sh` with
+# dev/backward/bin/check_backward and each of the bins it built (check_committed_8cd9da5,
+# check_v151_store_under_dv, check_v152_dv_operand_codes, check_v153_fences_off_path,
+# check_v154_ckq_early, check_v154_ckq_early_late, check_v155_tile_counters, check_v156_pair_maxima); for promoted also build-carry (`bash
+# dev/carry_bins.sh`), for final also .whl (docs/hopper-port.md).
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-third.sh [v153] [v155] [promoted] [v152] [v151] [final]
+. dev/device_lib.sh
+steps=${*:-v153 v155}
+CALL_S=${CALL_S:-570}
+WORK="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
+# step_variants TAG BIN...: dev_bwd_compare of the committed harness and the BINs (bytes, checks, two timing
+# rounds, two more of the committed and the last BIN), two more rounds of every build, every build's
+# times sorted, then racecheck and synccheck on each BIN in the order given while time is left; the
+# sanitizers' logs (four a build) go back as one file ($OUT takes at most 8)
+step_variants() {
+  local tag=$1 b
+  shift
+  dev_unpack_carry
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  export OMP_NUM_THREADS=16
+  dev_bwd_compare $tag "$WORK" check_backward "$@"
+  echo "PASS lines: $(grep -c PASS $OUT/${tag}_compare.log), FAIL lines: $(grep -c FAIL $OUT/${tag}_compare.log)"
+  CHECK=0 TKINDS=mxfp8 WORKLOADS="$WORK" bash dev/backward/compare.sh check_backward "$@" 2>&1 |
+    tee -a $OUT/${tag}_compare.log | grep "^mxfp8"
+  echo "== every round, sorted (the committed and the last build six, the others four):"
+  dev_bwd_sorted $OUT/${tag}_compare.log mxfp8 "$WORK" check_backward "$@"
+  for b in "$@"; do dev_bwd_sanitizers $b ${tag}_san_${b#check_} 40; done
+  (cd $OUT && ls ${tag}_san_* > /dev/null 2>&1 && tar czf ${tag}_sanitizers.tgz ${tag}_san_* && rm -f ${tag}_san_*)
+}
+for step in $steps; do
+  left=$(( CALL_S - $(dev_elapsed) ))
+  [ $left -gt 100 ] || { echo "$step: no time left"; continue; }
+  case $step in
+    promoted | v152 | v151 | final) CALL_S=$left bash dev/sessions/eighty-second.sh $step ;;
+    v153) (CALL_S=$left; t0=$(date +%s); step_variants v153 check_v154_ckq_early check_v153_fences_off_path check_v154_ckq_early_late) ;;
+    v155) (CALL_S=$left; t0=$(date +%s); step_variants v155 check_v155_tile_counters check_v156_pair_maxima) ;;
+  esac
+done
+echo "done ($(dev_elapsed) s)"
