@@ -23,11 +23,12 @@
 #       which the split does not make): that barrier and the BSSY after it held 2,509 samples (2.2 %),
 #       the warps' skew.
 #     - v157 (dev/backward/v157_panel_by_wg1.patch, independent): the F16 dO panel's two TMA boxes issued
-#       by warpgroup 1's first thread instead of thread 0, which also issues the next tile's three:
-#       ~73 of the tile start's ~290 instructions a warp ran in warp 0 alone, and the warpgroup barrier
-#       after the per-tile factors waited 2,044 samples (1.8 %) for it.
+#       by warpgroup 1's first thread instead of thread 0, which also issues the next tile's three
+#       (~73 of the tile start's ~290 instructions a warp ran in warp 0 alone, and the warpgroup barrier
+#       after the per-tile factors waited 2,044 samples, 1.8 %, for it); and the split kernels wait for
+#       the panel right before dV's products instead of after S and dP's issue (725 samples, 0.6 %).
 #     ptxas: every kernel's spills as committed; static SASS of the mxfp8 split kernel 5,560 (v153),
-#     5,552 (v154, v154b), 5,520 (v155), 5,544 (v156), 5,560 (v157); mxfp8-exact split 6,288 -> 6,296 (v153, v154), 6,248 (v155).
+#     5,552 (v154, v154b), 5,520 (v155), 5,544 (v156), 5,544 (v157); mxfp8-exact split 6,288 -> 6,296 (v153, v154), 6,248 (v155).
 #     Runs (each step): compare.sh on its builds and the committed one (bytes in the deterministic mode
 #     on three layouts, both recipes; the default mode's reference checks; two timing rounds, mxfp8,
 #     16x4096, 64x1024, 16x1024), two more rounds of every build, then racecheck and synccheck while
