@@ -230,6 +230,7 @@ dev_bwd_ncu_pages() {
     GPU_FWD=1 timeout 150 ncu $S -k regex:bwd_main_fp8 -s 2 dev/backward/bin/$1 mxfp8 $2 16 16 1 none 3 \
       > $OUT/ncu_sass_$1_$2.csv 2>/dev/null; echo "== phases $run: ncu rc=$? ($(( $(dev_elapsed) - s )) s)"
     python3 dev/ncu_phases.py $OUT/ncu_sass_$1_$2.csv > $OUT/ncu_phases_$1_$2.txt
+    TOP=25 python3 dev/ncu_phases.py $OUT/ncu_sass_$1_$2.csv >> $OUT/ncu_phases_$1_$2.txt
     head -60 $OUT/ncu_phases_$1_$2.txt
     gzip -f $OUT/ncu_sass_$1_$2.csv
   done

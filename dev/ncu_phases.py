@@ -7,9 +7,10 @@ Phases are address ranges given as offsets from the kernel's first instruction, 
 name (PHASES: "0x0:kernel start,0x3ea0:tile start,..."); without PHASES the listing is split at
 its landmarks (wgmma, barriers, waits, fences, TMA, MUFU runs) and every segment above 0.3 % of
 the samples is printed with its offset, after the loops (each branch back to a lower address, with
-its target), so that the phases can be chosen from it.
+its target), so that the phases can be chosen from it. TOP=N prints instead the N instructions with
+the most samples, each with its two largest stall reasons (eighty-third session).
 Forty-sixth session (docs/perf-notes.md, "Backward kernel": the sub-step by phase).
-Usage: [PHASES=...] python3 dev/ncu_phases.py NCU_SOURCE.csv[.gz]"""
+Usage: [PHASES=... | TOP=N] python3 dev/ncu_phases.py NCU_SOURCE.csv[.gz]"""
 import csv
 import gzip
 import os
@@ -44,6 +45,17 @@ def main():
     reasons = [c for c in rows[0] if c.startswith("stall_") and "Not Issued" not in c]
     base = int(rows[0]["Address"], 16)
     total = sum(samples(r) for r in rows) or 1
+    top_n = int(os.environ.get("TOP", "0"))
+    if top_n:
+        # the single instructions that wait longest (the eighty-third session's reading): offset,
+        # executions, samples, share, the two largest stall reasons
+        print("| offset | executed | samples | share | instruction | top stall reasons |\n|---|---|---|---|---|---|")
+        for r in sorted(rows, key=lambda r: -samples(r))[:top_n]:
+            top = sorted(((num(r, c), c) for c in reasons), reverse=True)[:2]
+            print("| 0x%05x | %d | %d | %.1f %% | `%s` | %s |" % (
+                int(r["Address"], 16) - base, executed(r), samples(r), 100.0 * samples(r) / total,
+                (r.get("Source") or "").strip()[:60], ", ".join("%s %d" % (c[6:], v) for v, c in top if v)))
+        return
     spec = os.environ.get("PHASES")
     if spec:
         phases = [(int(o, 16), name) for o, name in (p.split(":", 1) for p in spec.split(","))]
