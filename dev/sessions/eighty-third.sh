@@ -42,8 +42,9 @@
 #     synccheck are clean, promote the fastest at 16x4096 (median of four rounds) if it is >= 0.7 %
 #     faster than the committed kernel there and nowhere > 0.3 % slower; v154 or v154b only if also
 #     >= 0.5 % faster than v153 at 16x4096, else v153. v155, v156 and v157 each on its own rule, the same but
-#     >= 0.5 % faster at 16x4096; the winners are promoted together (disjoint code) and timed together
-#     in the next call's promoted step.
+#     >= 0.5 % faster at 16x4096. The winners are then combined in one patch (v153 and v157 both change
+#     the panel's wait: combined, the split waits before dV and fences only a cp.async panel) and the
+#     combination is checked, sanitized and timed against the committed kernel before it is promoted.
 # Carry build-pack: `sh dev/backward/build.sh dev/backward/committed_8cd9da5.patch
 # dev/backward/v151_store_under_dv.patch dev/backward/v152_dv_operand_codes.patch
 # dev/backward/v153_fences_off_path.patch dev/backward/v154_ckq_early.patch
