@@ -1,7 +1,7 @@
 #!/bin/bash
 # Eighty-third session. Steps (default: v153 v155), run in the order given, each guarded by CALL_S:
 #   promoted, v152, v151, final: dev/sessions/eighty-second.sh's steps (their predictions and rules there).
-#   v153 (v153, v154, v154b) and v155 (v158, v155, v156, v157): builds beside the committed harness, all scheduling
+#   v153 (v153, v154, v154b, v159) and v155 (v158, v155, v156, v157): builds beside the committed harness, all scheduling
 #     only (the same bytes by construction), all from the eighty-first session's stall samples (dev/logs/eighty-first_ncu_split_h100.csv.gz, one
 #     bwd_main_fp8 launch at 16x4096, 114,287 samples):
 #     - v153 (dev/backward/v153_fences_off_path.patch): the split kernels' proxy fence of the dS tile and
@@ -30,18 +30,23 @@
 #     - v158 (dev/backward/v158_combined.patch): v154 (with v153), v155, v156 and v157 in one kernel, for
 #       their sum (where v153 and v157 meet: the split waits for the panel before dV, every kernel
 #       fences only a cp.async panel).
+#     - v159 (dev/backward/v159_first_tile_early.patch, independent; not in v158): the first query tile's
+#       loads issued in the prologue right after K, V and K^T instead of after the prologue's barrier,
+#       so that they land under its global loads (key constants, the G search) instead of after them
+#       (one CTA an SM: nothing else hides a CTA's prologue; ~4.5 query tiles a CTA at 1,024 tokens).
 #     ptxas: every kernel's spills as committed; static SASS of the mxfp8 split kernel 5,560 (v153),
-#     5,552 (v154, v154b), 5,520 (v155), 5,544 (v156), 5,544 (v157), 5,504 (v158); mxfp8-exact split 6,288 -> 6,296 (v153,
+#     5,552 (v154, v154b), 5,520 (v155), 5,544 (v156), 5,544 (v157), 5,504 (v158), 5,544 (v159); mxfp8-exact split 6,288 -> 6,296 (v153,
 #     v154), 6,248 (v155), 6,256 (v158).
 #     Runs (each step): compare.sh on its builds and the committed one (bytes in the deterministic mode
 #     on three layouts, both recipes; the default mode's reference checks; two timing rounds, mxfp8,
 #     16x4096, 64x1024, 16x1024), two more rounds of every build, then racecheck and synccheck while
-#     time is left (in the order the step names its builds: v154, v153, v154b; v158, v155, v156, v157). ~300 s and ~350 s.
+#     time is left (in the order the step names its builds: v154, v153, v159, v154b; v158, v155, v156, v157). ~350 s each.
 #     Predicted (written before any run): every build the committed kernel's bytes in all three
 #     gradients on every layout, both recipes; v153 -1..-2.5 % at 16x4096 and -0.5..-2 % at 1,024
 #     tokens; v154 a further -0.5..-2 %; v154b within 0.5 % of v154; v155 -0.5..-1.5 % at 16x4096,
 #     -1..-2 % at 1,024 tokens (more tiles a CTA's sub-step count there); v156 -0.3..-1 % everywhere;
-#     v157 -0.3..-1 %; v158 about their sum, -3..-8 % at 16x4096.
+#     v157 -0.3..-1 %; v158 about their sum, -3..-8 % at 16x4096; v159 -0.3..-1 % at 16x4096 and
+#     -1..-3 % at 1,024 tokens.
 #     Rule: of the builds whose bytes hold everywhere, whose checks all pass and whose racecheck and
 #     synccheck are clean, promote the fastest at 16x4096 (median of four rounds) if it is >= 0.7 %
 #     faster than the committed kernel there and nowhere > 0.3 % slower; v154 or v154b only if also
@@ -49,16 +54,18 @@
 #     >= 0.5 % faster at 16x4096. When every one of v154 (or v153), v155, v156 and v157 wins, promote v158
 #     if it passes the same checks and is the fastest; else the winners are combined in a new patch (v153
 #     and v157 both change the panel's wait: combined as v158 does) and the combination is checked,
-#     sanitized and timed against the committed kernel before it is promoted.
+#     sanitized and timed against the committed kernel before it is promoted. v159 on its own rule:
+#     >= 0.5 % faster at 16x4096 or >= 1 % at both 1,024-token workloads, nowhere > 0.3 % slower.
 # Carry build-pack: `sh dev/backward/build.sh dev/backward/committed_8cd9da5.patch
 # dev/backward/v151_store_under_dv.patch dev/backward/v152_dv_operand_codes.patch
 # dev/backward/v153_fences_off_path.patch dev/backward/v154_ckq_early.patch
 # dev/backward/v154_ckq_early.patch@late=V154_LATE=1 dev/backward/v155_tile_counters.patch
-# dev/backward/v156_pair_maxima.patch dev/backward/v157_panel_by_wg1.patch dev/backward/v158_combined.patch`, then `sh dev/pack_carry.sh` with
+# dev/backward/v156_pair_maxima.patch dev/backward/v157_panel_by_wg1.patch dev/backward/v158_combined.patch
+# dev/backward/v159_first_tile_early.patch`, then `sh dev/pack_carry.sh` with
 # dev/backward/bin/check_backward and each of the bins it built (check_committed_8cd9da5,
 # check_v151_store_under_dv, check_v152_dv_operand_codes, check_v153_fences_off_path,
 # check_v154_ckq_early, check_v154_ckq_early_late, check_v155_tile_counters, check_v156_pair_maxima,
-# check_v157_panel_by_wg1, check_v158_combined); for promoted also build-carry (`bash
+# check_v157_panel_by_wg1, check_v158_combined, check_v159_first_tile_early); for promoted also build-carry (`bash
 # dev/carry_bins.sh`), for final also .whl (docs/hopper-port.md).
 # Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-third.sh [v153] [v155] [promoted] [v152] [v151] [final]
 . dev/device_lib.sh
@@ -89,7 +96,7 @@ for step in $steps; do
   [ $left -gt 100 ] || { echo "$step: no time left"; continue; }
   case $step in
     promoted | v152 | v151 | final) CALL_S=$left bash dev/sessions/eighty-second.sh $step ;;
-    v153) (CALL_S=$left; t0=$(date +%s); step_variants v153 check_v154_ckq_early check_v153_fences_off_path check_v154_ckq_early_late) ;;
+    v153) (CALL_S=$left; t0=$(date +%s); step_variants v153 check_v154_ckq_early check_v153_fences_off_path check_v159_first_tile_early check_v154_ckq_early_late) ;;
     v155) (CALL_S=$left; t0=$(date +%s); step_variants v155 check_v158_combined check_v155_tile_counters check_v156_pair_maxima check_v157_panel_by_wg1) ;;
   esac
 done
