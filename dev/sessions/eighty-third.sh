@@ -1,5 +1,6 @@
 #!/bin/bash
-# Eighty-third session. Steps (default: v153 v155), run in the order given, each guarded by CALL_S:
+# Eighty-third session. Steps (default: v153 v155), run in the order given, each skipped when CALL_S has
+# less left than it needs (330 s for v153 and v155, 100 s for the others):
 #   promoted, v152, v151, final: dev/sessions/eighty-second.sh's steps (their predictions and rules there).
 #   v153 (v153, v154, v154b, v159) and v155 (v158, v155, v156, v157): builds beside the committed harness, all scheduling
 #     only (the same bytes by construction), all from the eighty-first session's stall samples (dev/logs/eighty-first_ncu_split_h100.csv.gz, one
@@ -93,7 +94,9 @@ step_variants() {
 }
 for step in $steps; do
   left=$(( CALL_S - $(dev_elapsed) ))
-  [ $left -gt 100 ] || { echo "$step: no time left"; continue; }
+  need=100 # a variant step needs ~350 s: started with less, it would outrun the call
+  case $step in v153 | v155) need=330 ;; esac
+  [ $left -gt $need ] || { echo "$step: no time left ($left s, needs $need)"; continue; }
   case $step in
     promoted | v152 | v151 | final) CALL_S=$left bash dev/sessions/eighty-second.sh $step ;;
     v153) (CALL_S=$left; t0=$(date +%s); step_variants v153 check_v154_ckq_early check_v153_fences_off_path check_v159_first_tile_early check_v154_ckq_early_late) ;;
