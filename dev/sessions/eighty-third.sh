@@ -1,5 +1,5 @@
 #!/bin/bash
-# Eighty-third session. Steps (default: v153 v155), run in the order given, each skipped when CALL_S has
+# Eighty-third session. Steps (default: v153), run in the order given, each skipped when CALL_S has
 # less left than it needs (330 s for v153 and v155, 100 s for the others):
 #   promoted, v152, v151, final: dev/sessions/eighty-second.sh's steps (their predictions and rules there).
 #   v153 (v153, v154, v154b, v159) and v155 (v158, v155, v156, v157): builds beside the committed harness, all scheduling
@@ -70,7 +70,7 @@
 # dev/carry_bins.sh`), for final also .whl (docs/hopper-port.md).
 # Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-third.sh [v153] [v155] [promoted] [v152] [v151] [final]
 . dev/device_lib.sh
-steps=${*:-v153 v155}
+steps=${*:-v153}
 CALL_S=${CALL_S:-570}
 WORK="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
 # step_variants TAG BIN...: dev_bwd_compare of the committed harness and the BINs (bytes, checks, two timing
