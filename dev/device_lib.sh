@@ -296,15 +296,18 @@ print(f"bytes {kind} {layout}: " + ", ".join(f"{n} {'same' if v else 'DIFFERS'}"
       f" (sizes {len(a)} {len(b)})")
 EOF
 }
-# dev_bwd_variant_checks TAG BIN: a backward variant (dev/backward/bin/BIN, carried in build-pack) beside
-# the committed harness check_backward: dev_bwd_compare on 16x4096, 64x1024 and 16x1024, then the PASS /
-# FAIL count
+# dev_bwd_variant_checks TAG BIN...: backward variants (dev/backward/bin/BIN, carried in build-pack) beside
+# the committed harness check_backward: dev_bwd_compare on DEV_BWD_WORK (16x4096, 64x1024 and 16x1024),
+# then the PASS / FAIL count
+DEV_BWD_WORK="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
 dev_bwd_variant_checks() {
+  local tag=$1
+  shift
   dev_unpack_carry
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
   export OMP_NUM_THREADS=16
-  dev_bwd_compare $1 "16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1" check_backward $2
-  echo "PASS lines: $(grep -c PASS $OUT/$1_compare.log), FAIL lines: $(grep -c FAIL $OUT/$1_compare.log)"
+  dev_bwd_compare $tag "$DEV_BWD_WORK" check_backward "$@"
+  echo "PASS lines: $(grep -c PASS $OUT/${tag}_compare.log), FAIL lines: $(grep -c FAIL $OUT/${tag}_compare.log)"
 }
 # dev_bwd_variant TAG BIN: dev_bwd_variant_checks, then racecheck and synccheck (dev_bwd_sanitizers)
 # while 40 s of CALL_S are left

@@ -72,23 +72,18 @@
 . dev/device_lib.sh
 steps=${*:-v153}
 CALL_S=${CALL_S:-570}
-WORK="16x4096 16 16 1|64x1024 16 16 1|16x1024 16 16 1"
-# step_variants TAG BIN...: dev_bwd_compare of the committed harness and the BINs (bytes, checks, two timing
-# rounds, two more of the committed and the last BIN), two more rounds of every build, every build's
-# times sorted, then racecheck and synccheck on each BIN in the order given while time is left; the
-# sanitizers' logs (four a build) go back as one file ($OUT takes at most 8)
+# step_variants TAG BIN...: dev_bwd_variant_checks on the BINs (bytes, checks, two timing rounds, two more
+# of the committed and the last BIN), two more rounds of every build, every build's times sorted, then
+# racecheck and synccheck on each BIN in the order given while time is left; the sanitizers' logs (four a
+# build) go back as one file ($OUT takes at most 8)
 step_variants() {
   local tag=$1 b
   shift
-  dev_unpack_carry
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-  export OMP_NUM_THREADS=16
-  dev_bwd_compare $tag "$WORK" check_backward "$@"
-  echo "PASS lines: $(grep -c PASS $OUT/${tag}_compare.log), FAIL lines: $(grep -c FAIL $OUT/${tag}_compare.log)"
-  CHECK=0 TKINDS=mxfp8 WORKLOADS="$WORK" bash dev/backward/compare.sh check_backward "$@" 2>&1 |
+  dev_bwd_variant_checks $tag "$@"
+  CHECK=0 TKINDS=mxfp8 WORKLOADS="$DEV_BWD_WORK" bash dev/backward/compare.sh check_backward "$@" 2>&1 |
     tee -a $OUT/${tag}_compare.log | grep "^mxfp8"
   echo "== every round, sorted (the committed and the last build six, the others four):"
-  dev_bwd_sorted $OUT/${tag}_compare.log mxfp8 "$WORK" check_backward "$@"
+  dev_bwd_sorted $OUT/${tag}_compare.log mxfp8 "$DEV_BWD_WORK" check_backward "$@"
   for b in "$@"; do dev_bwd_sanitizers $b ${tag}_san_${b#check_} 40; done
   (cd $OUT && ls ${tag}_san_* > /dev/null 2>&1 && tar czf ${tag}_sanitizers.tgz ${tag}_san_* && rm -f ${tag}_san_*)
 }
