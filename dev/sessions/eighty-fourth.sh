@@ -11,6 +11,22 @@
 #     rounds) and nowhere > 0.3 % slower, and at 16x4096 it is faster than each of v155, v156 and v157.
 #     Its parts are all scheduling (the same bytes by construction), so a combination that passes those
 #     costs nothing a later attribution could undo; v153's step, when it runs later, attributes the rest.
+#   v158 (a step of its own, ~220 s, for a call with too little device time left for v155's ~350 s):
+#     v158 alone beside the committed kernel, as dev_bwd_variant runs a variant (bytes on three layouts,
+#     both recipes; the default mode's checks; four timing rounds at 16x4096, 64x1024, 16x1024), then
+#     racecheck and synccheck on both recipes while 40 s are left. Predicted as in eighty-third.sh (the
+#     same bytes; -3..-8 % at 16x4096). Rule when only this step ran: promote v158 if its bytes hold
+#     everywhere, every check passes, racecheck and synccheck are clean on both recipes, and it is >= 0.7 %
+#     faster at 16x4096 (median of four rounds) and nowhere > 0.3 % slower; the parts' own steps, when they
+#     run, attribute it.
 # Carry: build-pack as eighty-third.sh says (its eleven variant builds and check_backward).
 # Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-fourth.sh [step...] (default: v155)
-exec bash dev/sessions/eighty-third.sh ${*:-v155}
+steps=${*:-v155}
+if [ "$steps" = v158 ]; then
+  . dev/device_lib.sh
+  CALL_S=${CALL_S:-220}
+  dev_bwd_variant v158 check_v158_combined
+  echo "done ($(dev_elapsed) s)"
+  exit 0
+fi
+exec bash dev/sessions/eighty-third.sh $steps
