@@ -21,12 +21,16 @@
 #     run, attribute it.
 # Carry: build-pack as eighty-third.sh says (its eleven variant builds and check_backward).
 # Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-fourth.sh [step...] (default: v155)
+. dev/device_lib.sh
 steps=${*:-v155}
-if [ "$steps" = v158 ]; then
-  . dev/device_lib.sh
-  CALL_S=${CALL_S:-220}
-  dev_bwd_variant v158 check_v158_combined
-  echo "done ($(dev_elapsed) s)"
-  exit 0
-fi
-exec bash dev/sessions/eighty-third.sh $steps
+CALL_S=${CALL_S:-570}
+for step in $steps; do
+  left=$(( CALL_S - $(dev_elapsed) ))
+  case $step in
+    v158) # ~220 s; dev_bwd_variant's sanitizers stop by themselves 40 s before CALL_S
+      [ $left -gt 200 ] || { echo "v158: no time left ($left s, needs 200)"; continue; }
+      dev_bwd_variant v158 check_v158_combined ;;
+    *) CALL_S=$left bash dev/sessions/eighty-third.sh $step ;;
+  esac
+done
+echo "done ($(dev_elapsed) s)"

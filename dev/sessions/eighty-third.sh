@@ -96,6 +96,7 @@ for step in $steps; do
     promoted | v152 | v151 | final) CALL_S=$left bash dev/sessions/eighty-second.sh $step ;;
     v153) (CALL_S=$left; t0=$(date +%s); step_variants v153 check_v154_ckq_early check_v153_fences_off_path check_v159_first_tile_early check_v154_ckq_early_late) ;;
     v155) (CALL_S=$left; t0=$(date +%s); step_variants v155 check_v158_combined check_v155_tile_counters check_v156_pair_maxima check_v157_panel_by_wg1) ;;
+    *) echo "$step: no such step (v153 v155 promoted v152 v151 final)" ;;
   esac
 done
 echo "done ($(dev_elapsed) s)"
