@@ -316,8 +316,8 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
     /* loads of query tile `it` (head, tile) into buffer it & 1: Q, dO rows permuted
      * (row c holds query flamia_fp8_perm_row(c)) and Q^T, dO^T by TMA (Q, dO by cp.async on a
      * tile that crosses T), row constants by cp.async */
-    auto load_tile = [&](int it) {
-        const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
+    auto load_tile = [&](int it, int gi, int mi) { /* it = gi per_head + mi */
+        const int b = it & 1, h = hk * p.group + gi, q0 = (mt0 + mi) * 128;
         uint8_t *buf = smem + SM::kBuf + b * SM::kBufBytes;
         /* Q and dO rows in flamia_fp8_perm_row's order: one TMA box each through the
          * permuted-stride maps (flamia_tma_perm_rows) when the tile lies inside the T rows (the
@@ -372,15 +372,23 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
     for (int i = 0; i < 64; i++) dkacc[i] = dvacc[i] = 0.f;
 
     const uint32_t aK = smem_u32(smem + SM::kK), aV = smem_u32(smem + SM::kV), aKt = smem_u32(smem + SM::kKt);
-    load_tile(0);
+    load_tile(0, 0, 0);
     cp_async_commit();
     /* deterministic dQ: the turn this warpgroup has yet to pass, as its query row and head
      * (row -1: none), kept by thread wtid 0 in shared memory: a register pair live across the
      * loop made ptxas spill */
     if (DET && wtid == 0) sMisc[2 + wg] = -1;
 
+    /* tile it's head in the group (gi) and query tile (mi), it = gi per_head + mi, kept as counters:
+     * it / per_head and it % per_head (per_head differs per CTA) cost two integer divisions a tile,
+     * a dependent chain of ~25 instructions each at the tile start */
+    int gi = 0, mi = 0;
     for (int it = 0; it < nit; it++) {
-        const int b = it & 1, h = hk * p.group + it / per_head, q0 = (mt0 + it % per_head) * 128;
+        /* the turns kernels divide as before (with the counters mxfp8-exact's spilled 32 B, not 16) */
+        const int gc = DET ? it / per_head : gi, mc = DET ? it % per_head : mi;
+        const int b = it & 1, h = hk * p.group + gc, q0 = (mt0 + mc) * 128;
+        const bool next_head = mc + 1 == per_head;
+        const int gi1 = next_head ? gc + 1 : gc, mi1 = next_head ? 0 : mc + 1; /* tile it + 1 */
         cp_async_wait<0>(); /* tile it (and K, V) landed: nothing newer in flight */
         /* dQ staging read before its regions are reloaded (mxfp8 default: by every thread, though
          * only the warps' lane 0 have groups: predicated on lane 0, ptxas spilled 144 B) */
@@ -420,7 +428,7 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
             }
         }
         if (it + 1 < nit) {
-            load_tile(it + 1);
+            load_tile(it + 1, gi1, mi1);
             cp_async_commit();
         }
         mbar_wait(smem_u32(&sBar[b]), (uint32_t)((it >> 1) & 1));
@@ -962,6 +970,8 @@ __device__ __forceinline__ void bwd_main_body(const BwdMaps &maps, const MainPar
                 }
             }
         }
+        gi = gi1;
+        mi = mi1;
     }
 
     /* ---- epilogue: dK = scale acc (rotated back when hadamard: backward_common.cuh), dV = 2^(G-14)
