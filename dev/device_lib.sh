@@ -309,6 +309,21 @@ dev_bwd_variant_checks() {
   dev_bwd_compare $tag "$DEV_BWD_WORK" check_backward "$@"
   echo "PASS lines: $(grep -c PASS $OUT/${tag}_compare.log), FAIL lines: $(grep -c FAIL $OUT/${tag}_compare.log)"
 }
+# dev_bwd_step_variants TAG BIN...: dev_bwd_variant_checks on the BINs (bytes, checks, two timing rounds, two more
+# of the committed and the last BIN), two more rounds of every build, every build's times sorted, then
+# racecheck and synccheck on each BIN in the order given while time is left; the sanitizers' logs (four a
+# build) go back as one file ($OUT takes at most 8)
+dev_bwd_step_variants() {
+  local tag=$1 b
+  shift
+  dev_bwd_variant_checks $tag "$@"
+  CHECK=0 TKINDS=mxfp8 WORKLOADS="$DEV_BWD_WORK" bash dev/backward/compare.sh check_backward "$@" 2>&1 |
+    tee -a $OUT/${tag}_compare.log | grep "^mxfp8"
+  echo "== every round, sorted (the committed and the last build six, the others four):"
+  dev_bwd_sorted $OUT/${tag}_compare.log mxfp8 "$DEV_BWD_WORK" check_backward "$@"
+  for b in "$@"; do dev_bwd_sanitizers $b ${tag}_san_${b#check_} 40; done
+  (cd $OUT && ls ${tag}_san_* > /dev/null 2>&1 && tar czf ${tag}_sanitizers.tgz ${tag}_san_* && rm -f ${tag}_san_*)
+}
 # dev_bwd_variant TAG BIN: dev_bwd_variant_checks, then racecheck and synccheck (dev_bwd_sanitizers)
 # while 40 s of CALL_S are left
 dev_bwd_variant() {

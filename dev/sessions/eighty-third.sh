@@ -72,21 +72,6 @@
 . dev/device_lib.sh
 steps=${*:-v153}
 CALL_S=${CALL_S:-570}
-# step_variants TAG BIN...: dev_bwd_variant_checks on the BINs (bytes, checks, two timing rounds, two more
-# of the committed and the last BIN), two more rounds of every build, every build's times sorted, then
-# racecheck and synccheck on each BIN in the order given while time is left; the sanitizers' logs (four a
-# build) go back as one file ($OUT takes at most 8)
-step_variants() {
-  local tag=$1 b
-  shift
-  dev_bwd_variant_checks $tag "$@"
-  CHECK=0 TKINDS=mxfp8 WORKLOADS="$DEV_BWD_WORK" bash dev/backward/compare.sh check_backward "$@" 2>&1 |
-    tee -a $OUT/${tag}_compare.log | grep "^mxfp8"
-  echo "== every round, sorted (the committed and the last build six, the others four):"
-  dev_bwd_sorted $OUT/${tag}_compare.log mxfp8 "$DEV_BWD_WORK" check_backward "$@"
-  for b in "$@"; do dev_bwd_sanitizers $b ${tag}_san_${b#check_} 40; done
-  (cd $OUT && ls ${tag}_san_* > /dev/null 2>&1 && tar czf ${tag}_sanitizers.tgz ${tag}_san_* && rm -f ${tag}_san_*)
-}
 for step in $steps; do
   left=$(( CALL_S - $(dev_elapsed) ))
   need=100 # a variant step needs ~350 s: started with less, it would outrun the call
@@ -94,8 +79,8 @@ for step in $steps; do
   [ $left -gt $need ] || { echo "$step: no time left ($left s, needs $need)"; continue; }
   case $step in
     promoted | v152 | v151 | final) CALL_S=$left bash dev/sessions/eighty-second.sh $step ;;
-    v153) (CALL_S=$left; t0=$(date +%s); step_variants v153 check_v154_ckq_early check_v153_fences_off_path check_v159_first_tile_early check_v154_ckq_early_late) ;;
-    v155) (CALL_S=$left; t0=$(date +%s); step_variants v155 check_v158_combined check_v155_tile_counters check_v156_pair_maxima check_v157_panel_by_wg1) ;;
+    v153) (CALL_S=$left; t0=$(date +%s); dev_bwd_step_variants v153 check_v154_ckq_early check_v153_fences_off_path check_v159_first_tile_early check_v154_ckq_early_late) ;;
+    v155) (CALL_S=$left; t0=$(date +%s); dev_bwd_step_variants v155 check_v158_combined check_v155_tile_counters check_v156_pair_maxima check_v157_panel_by_wg1) ;;
     *) echo "$step: no such step (v153 v155 promoted v152 v151 final)" ;;
   esac
 done

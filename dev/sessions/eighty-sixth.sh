@@ -1,0 +1,53 @@
+#!/bin/bash
+# Eighty-sixth session (no machine lent: lending paused). Steps (default: v162), run in the order given,
+# each skipped when CALL_S has less left than it needs (330 s for v162, 100 s for the others):
+#   promoted, v151, final: dev/sessions/eighty-second.sh's steps (their predictions and rules there).
+#   v162 (v162, v160, v161): builds beside the committed harness, all scheduling only (the same bytes by
+#     construction), cutting instructions on the sub-step's path, the kind of change that paid twice
+#     (v148, v155) where moving a wait did not (three of four slower, eighty-fifth session):
+#     - v160 (dev/backward/v160_rows_by_warpgroup.patch): load_tile's row constants with the field number a
+#       compile-time constant per warpgroup (a warp-uniform branch) instead of w = (tid >> 7) + 2 k: the
+#       region ran ~75 instructions a thread a tile (eighty-first recount, 0x5070-0x57d0), now ~37 by the
+#       SASS here (the branches a field, the neutral-value selects and a 64-bit multiply go; !ok becomes
+#       predication). ~19 a warp and sub-step, in the tile start, as v155's two divisions were.
+#     - v161 (dev/backward/v161_vdo_table.patch): mxfp8's dP factor 2^eV 2^eDO from a per-warpgroup table
+#       built once a tile (as S's 2^eK c is) instead of two FMUL a column pair in the dS loop: 16 FMUL a
+#       sub-step fewer, right after dP's wait, and one dependent step less before dS; the split kernels only
+#       (the reduce-add kernel spilled 168 B with it).
+#     - v162 (dev/backward/v162_rows_vdo.patch): both, for their sum.
+#     ptxas: every kernel's spills as committed (the mxfp8-exact turns kernel 16 -> 12 B with v160); static
+#     SASS of the mxfp8 split kernel 5,520 -> 5,416 (v160), 5,504 (v161), 5,408 (v162).
+#     Runs: dev_bwd_step_variants (bytes in the deterministic mode on three layouts, both recipes; the
+#     default mode's reference checks; four timing rounds of every build, six of the committed and v161,
+#     mxfp8, 16x4096, 64x1024, 16x1024; racecheck and synccheck on v162, v160, v161 while time is left).
+#     ~420 s.
+#     Predicted (written before any run): every build the committed kernel's bytes in all three gradients
+#     on every layout, both recipes; v160 -0.5..-2 % at 16x4096 and at 1,024 tokens; v161 -0.3..-1.5 %;
+#     v162 about their sum, -1..-3 %.
+#     Rule: of the builds whose bytes hold everywhere, whose checks all pass and whose racecheck and
+#     synccheck are clean: promote v162 if it is >= 0.7 % faster than the committed kernel at 16x4096
+#     (median of four rounds), nowhere > 0.3 % slower, and at 16x4096 faster than each of v160 and v161;
+#     else promote whichever of v160 and v161 is faster at 16x4096 if it is >= 0.5 % faster there and
+#     nowhere > 0.3 % slower, and the other only after a run of the two together.
+# Carry build-pack: `sh dev/backward/build.sh dev/backward/committed_8cd9da5.patch
+# dev/backward/v151_store_under_dv.patch dev/backward/v160_rows_by_warpgroup.patch
+# dev/backward/v161_vdo_table.patch dev/backward/v162_rows_vdo.patch`, then `sh dev/pack_carry.sh` with
+# dev/backward/bin/check_backward and each of the bins it built (check_committed_8cd9da5,
+# check_v151_store_under_dv, check_v160_rows_by_warpgroup, check_v161_vdo_table, check_v162_rows_vdo);
+# for promoted also build-carry (`bash dev/carry_bins.sh`), for final also .whl (docs/hopper-port.md).
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-sixth.sh [v162] [promoted] [v151] [final]
+. dev/device_lib.sh
+steps=${*:-v162}
+CALL_S=${CALL_S:-570}
+for step in $steps; do
+  left=$(( CALL_S - $(dev_elapsed) ))
+  need=100
+  case $step in v162) need=330 ;; esac
+  [ $left -gt $need ] || { echo "$step: no time left ($left s, needs $need)"; continue; }
+  case $step in
+    promoted | v151 | final) CALL_S=$left bash dev/sessions/eighty-second.sh $step ;;
+    v162) (CALL_S=$left; t0=$(date +%s); dev_bwd_step_variants v162 check_v162_rows_vdo check_v160_rows_by_warpgroup check_v161_vdo_table) ;;
+    *) echo "$step: no such step (v162 promoted v151 final)" ;;
+  esac
+done
+echo "done ($(dev_elapsed) s)"
