@@ -1,6 +1,7 @@
 #!/bin/bash
-# Eighty-sixth session (no machine lent: lending paused). Steps (default: v162), run in the order given,
-# each skipped when CALL_S has less left than it needs (330 s for v162, 100 s for the others):
+# Eighty-sixth session (no machine lent: lending paused). Steps (default: v163 v162), run in the order
+# given, each skipped when CALL_S has less left than it needs (330 s for v162, 280 s for v163, 100 s for
+# the others):
 #   promoted, v151, final: dev/sessions/eighty-second.sh's steps (their predictions and rules there).
 #   v162 (v162, v160, v161): builds beside the committed harness, all scheduling only (the same bytes by
 #     construction), cutting instructions on the sub-step's path, the kind of change that paid twice
@@ -24,30 +25,53 @@
 #     Predicted (written before any run): every build the committed kernel's bytes in all three gradients
 #     on every layout, both recipes; v160 -0.5..-2 % at 16x4096 and at 1,024 tokens; v161 -0.3..-1.5 %;
 #     v162 about their sum, -1..-3 %.
-#     Rule: of the builds whose bytes hold everywhere, whose checks all pass and whose racecheck and
-#     synccheck are clean: promote v162 if it is >= 0.7 % faster than the committed kernel at 16x4096
+#   v163 (v164, v163): two more builds, the same bytes by construction:
+#     - v163 (dev/backward/v163_dv_halves.patch): the mxfp8 split kernel issues dV's four F16 products in
+#       two halves, dK's first partial with the first half and dK's second partial with the second, and
+#       waits for the second partial only: its wait and 64 FFMA of scaling, the dS store and the next
+#       sub-step's issue then run under dV's second half instead of after all of dV with the tensor cores
+#       idle (that wait held 3.1 % of the eighty-first session's stall samples). The half is retired by the
+#       next sub-step's S wait (the groups complete in order) or, after a tile's last sub-step, by a
+#       wait<0> before the tile barrier (it reads the F16 dO panel the next tile reloads). Counted: the
+#       scaling's 64 FFMA a warp (~128 issue cycles a scheduler) and the tail after it leave the path
+#       where dV's second half (~256 tensor cycles for both warpgroups) covers them.
+#     - v164 (dev/backward/v164_all.patch): v160, v161 and v163 together.
+#     ptxas: no injected waits; every kernel's spills as committed; static SASS of the mxfp8 split kernel
+#     5,520 (v163), 5,416 (v164).
+#     Runs: dev_bwd_step_variants with v164 then v163 (four timing rounds each, six of the committed and
+#     v163; racecheck and synccheck on both: v163 changes which tensor work is in flight where). ~350 s.
+#     Predicted (written before any run): both the committed kernel's bytes everywhere, both recipes;
+#     v163 -1..-4 % at 16x4096 and at 1,024 tokens; v164 about v162's and v163's sum, -2..-6 %.
+#   Rule (both steps): of the builds whose bytes hold everywhere, whose checks all pass and whose racecheck and
+#     synccheck are clean: promote v164 if it is >= 0.7 % faster than the committed kernel at 16x4096
+#     (median of the rounds), nowhere > 0.3 % slower, and at 16x4096 faster than each of its parts that
+#     were timed; else promote v162 if it is >= 0.7 % faster than the committed kernel at 16x4096
 #     (median of four rounds), nowhere > 0.3 % slower, and at 16x4096 faster than each of v160 and v161;
 #     else promote whichever of v160 and v161 is faster at 16x4096 if it is >= 0.5 % faster there and
-#     nowhere > 0.3 % slower, and the other only after a run of the two together.
+#     nowhere > 0.3 % slower, and the other only after a run of the two together; v163 on its own rule,
+#     the same (>= 0.5 % faster at 16x4096, nowhere > 0.3 % slower), and combined with a v162 winner only
+#     through v164 or a run of the combination.
 # Carry build-pack: `sh dev/backward/build.sh dev/backward/committed_8cd9da5.patch
 # dev/backward/v151_store_under_dv.patch dev/backward/v160_rows_by_warpgroup.patch
-# dev/backward/v161_vdo_table.patch dev/backward/v162_rows_vdo.patch`, then `sh dev/pack_carry.sh` with
-# dev/backward/bin/check_backward and each of the bins it built (check_committed_8cd9da5,
-# check_v151_store_under_dv, check_v160_rows_by_warpgroup, check_v161_vdo_table, check_v162_rows_vdo);
+# dev/backward/v161_vdo_table.patch dev/backward/v162_rows_vdo.patch dev/backward/v163_dv_halves.patch
+# dev/backward/v164_all.patch`, then `sh dev/pack_carry.sh` with dev/backward/bin/check_backward and each
+# of the bins it built (check_committed_8cd9da5, check_v151_store_under_dv, check_v160_rows_by_warpgroup,
+# check_v161_vdo_table, check_v162_rows_vdo, check_v163_dv_halves, check_v164_all);
 # for promoted also build-carry (`bash dev/carry_bins.sh`), for final also .whl (docs/hopper-port.md).
-# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-sixth.sh [v162] [promoted] [v151] [final]
+# Usage (device, repo root): [CALL_S=s] bash dev/sessions/eighty-sixth.sh [v163] [v162] [promoted] [v151] [final]
 . dev/device_lib.sh
-steps=${*:-v162}
+steps=${*:-v163 v162}
 CALL_S=${CALL_S:-570}
 for step in $steps; do
   left=$(( CALL_S - $(dev_elapsed) ))
   need=100
-  case $step in v162) need=330 ;; esac
+  case $step in v162) need=330 ;; v163) need=280 ;; esac
   [ $left -gt $need ] || { echo "$step: no time left ($left s, needs $need)"; continue; }
   case $step in
     promoted | v151 | final) CALL_S=$left bash dev/sessions/eighty-second.sh $step ;;
     v162) (CALL_S=$left; t0=$(date +%s); dev_bwd_step_variants v162 check_v162_rows_vdo check_v160_rows_by_warpgroup check_v161_vdo_table) ;;
-    *) echo "$step: no such step (v162 promoted v151 final)" ;;
+    v163) (CALL_S=$left; t0=$(date +%s); dev_bwd_step_variants v163 check_v164_all check_v163_dv_halves) ;;
+    *) echo "$step: no such step (v163 v162 promoted v151 final)" ;;
   esac
 done
 echo "done ($(dev_elapsed) s)"
