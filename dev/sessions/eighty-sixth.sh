@@ -53,7 +53,8 @@
 #     - v167 (dev/backward/v167_dk_halves.patch, holds v165): dK's two partials as four m64n64 products by
 #       halves of the head dims, each scaled while the next runs (registers as before): of the partials'
 #       two waits and 128 FFMA, which v165 leaves with nothing under them, only the first wait and 32 FFMA
-#       stay on the path.
+#       stay on the path. Its bytes equal the committed kernel's if the tensor core's k=32 sum for an
+#       output element does not depend on N (64 or 128); the byte checks test that.
 #     - v168 (dev/backward/v168_all_dv_early.patch): v160, v161, v165 and v167 together.
 #     ptxas: every kernel's spills as committed; static SASS of the mxfp8 split kernel 5,520 (v165),
 #     5,528 (v167), 5,424 (v168).
